@@ -1,0 +1,41 @@
+# The two commands of the README: `make run` and `make test`. Both install
+# missing Debian packages, configure and build when needed.
+BUILD_DIR ?= build
+BUILD_TYPE ?= RelWithDebInfo
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+ARGS ?=
+
+.PHONY: all deps build run test bench format tidy clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+$(BUILD_DIR)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+
+build: deps $(BUILD_DIR)/CMakeCache.txt
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+# pcieval check on this machine; the exit code is pcieval's (0 pass, 1 fail,
+# 2 usage, 3 inconclusive). Extra flags: make run ARGS="-o results.json".
+run: build
+	./$(BUILD_DIR)/pcieval check $(ARGS)
+
+test: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
+
+bench: build
+	@scripts/install-deps.sh --bench
+	bench/check_vs_lstopo.sh $(BUILD_DIR)
+
+format:
+	git ls-files '*.cpp' '*.hpp' | xargs clang-format -i
+
+tidy: build
+	git ls-files 'model/*.cpp' 'topology/*.cpp' 'validate/*.cpp' 'report/*.cpp' 'app/*.cpp' | \
+	  xargs clang-tidy -p $(BUILD_DIR) --quiet
+
+clean:
+	rm -rf $(BUILD_DIR)

@@ -1,0 +1,46 @@
+// The subcommands of the pcieval command line. Each returns a process exit
+// code from the table in DESIGN.md; app/ is the only layer that knows them.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "topology/discover.hpp"
+
+namespace pcieval::app {
+
+enum ExitCode : int {
+  kExitPass = 0,          // every verdict pass (or nothing to judge)
+  kExitFail = 1,          // at least one failing verdict
+  kExitUsage = 2,         // bad flag, unreadable or malformed input, output not written
+  kExitInconclusive = 3,  // evidence not good enough to judge, and nothing failed
+};
+
+// Where the PCI tree and its topology come from. Parsed once from the flags.
+struct SourceOptions {
+  std::string sysfs_root = "/sys";
+  std::optional<std::string> topology_xml;
+};
+
+struct CheckOptions {
+  SourceOptions sources;
+  std::optional<std::string> output_path;  // -o FILE; "-" is stdout
+  std::optional<int> expected_gpus;
+  bool quiet = false;  // no table on stdout
+};
+
+struct TopoOptions {
+  SourceOptions sources;
+  bool json = false;
+};
+
+// The discovery stage's options for these flags.
+[[nodiscard]] DiscoveryOptions discovery_options(const SourceOptions& sources);
+
+[[nodiscard]] int run_check(const CheckOptions& options);
+[[nodiscard]] int run_topo(const TopoOptions& options);
+
+// "pcieval: error: <message>" on stderr, one line.
+void print_error(const std::string& message);
+
+}  // namespace pcieval::app

@@ -1,0 +1,61 @@
+// pcieval: PCIe bandwidth benchmark and validation for GPU nodes.
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "app/commands.hpp"
+
+namespace {
+
+using pcieval::app::kExitUsage;
+
+void add_source_flags(CLI::App& command, pcieval::app::SourceOptions& sources) {
+  command.add_option("--sysfs-root", sources.sysfs_root, "Read the PCI tree from DIR/bus/pci/devices (default /sys)")
+      ->type_name("DIR");
+  command
+      .add_option("--topology-xml", sources.topology_xml,
+                  "Read the hwloc topology from FILE (lstopo --of xml) instead of discovering it; with "
+                  "--sysfs-root, nothing of this machine is read")
+      ->type_name("FILE");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App cli{"pcieval: find GPU and host PCIe links that trained below what their slots can do."};
+  cli.set_version_flag("--version", std::string("pcieval ") + PCIEVAL_VERSION);
+  cli.require_subcommand(1);
+
+  pcieval::app::CheckOptions check;
+  CLI::App* check_cmd = cli.add_subcommand(
+      "check", "Judge every PCIe device's path up to its root port; exit 0 pass, 1 fail, 2 usage, 3 inconclusive");
+  add_source_flags(*check_cmd, check.sources);
+  check_cmd->add_option("-o,--output", check.output_path, "Write the results document (JSON) to FILE, atomically")
+      ->type_name("FILE");
+  check_cmd->add_option("--expect-gpus", check.expected_gpus, "Report 'missing' when fewer than N GPUs are found")
+      ->type_name("N")
+      ->check(CLI::NonNegativeNumber);
+  check_cmd->add_flag("-q,--quiet", check.quiet, "Print no table; the exit code and -o FILE carry the result");
+
+  pcieval::app::TopoOptions topo;
+  CLI::App* topo_cmd =
+      cli.add_subcommand("topo", "Print GPUs, NICs and NVMe drives under their root ports with NUMA nodes");
+  add_source_flags(*topo_cmd, topo.sources);
+  topo_cmd->add_flag("--json", topo.json, "Print the devices as JSON");
+
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return cli.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return cli.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return cli.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // One line, then where to look: operators read this in Slurm logs.
+    pcieval::app::print_error(std::string(e.what()) + " (run 'pcieval --help')");
+    return kExitUsage;
+  }
+
+  if (check_cmd->parsed()) return pcieval::app::run_check(check);
+  return pcieval::app::run_topo(topo);
+}

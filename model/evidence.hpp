@@ -1,0 +1,48 @@
+// The evidence record: everything observed on one node, before any judgement.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/device.hpp"
+#include "model/path.hpp"
+
+namespace pcieval {
+
+struct HostInfo {
+  std::string hostname;
+  std::string kernel;  // uname -r
+};
+
+// What hwloc says about one device: its NUMA node, the CPUs near it and the
+// bridges above it, from live discovery or an XML file.
+struct Locality {
+  std::optional<int> numa_node;              // OS index of the nearest NUMA node
+  std::optional<std::string> cpulist;        // "0-31,64-95"
+  std::vector<PciAddress> ancestor_bridges;  // nearest first
+};
+
+struct DeviceRecord {
+  PciFunction function;
+  PciPath path;
+  std::optional<Locality> locality;  // nullopt when hwloc does not know the device
+  // Disagreements and caveats found while reading this device (for example
+  // hwloc and sysfs naming different bridges above it).
+  std::vector<std::string> notes;
+};
+
+struct Evidence {
+  HostInfo host;
+  std::string sysfs_root;               // where the PCI tree was read
+  std::optional<std::string> topology;  // "live hwloc", an XML path, or nullopt when hwloc failed
+  // Whether a load was applied to the GPUs while their links were read. Idle
+  // NVIDIA GPUs lower their link speed on purpose, so an idle reading of a
+  // GPU's own link speed proves nothing.
+  bool gpus_under_load = false;
+  // Endpoints (not bridges), ordered by address.
+  std::vector<DeviceRecord> devices;
+  std::vector<std::string> notes;
+};
+
+}  // namespace pcieval

@@ -1,0 +1,71 @@
+// PCIe link generation, width and state, and what sysfs says about them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "model/result.hpp"
+
+namespace pcieval {
+
+// Generation of a link, named after its per-lane transfer rate (PCIE-FACTS 1).
+enum class PcieGen : std::uint8_t {
+  kGen1 = 1,  // 2.5 GT/s
+  kGen2 = 2,  // 5.0 GT/s
+  kGen3 = 3,  // 8.0 GT/s
+  kGen4 = 4,  // 16.0 GT/s
+  kGen5 = 5,  // 32.0 GT/s
+  kGen6 = 6,  // 64.0 GT/s
+  kGen7 = 7,  // 128.0 GT/s
+};
+
+inline constexpr int kMaxPcieGen = 7;
+
+[[nodiscard]] double transfer_rate_gts(PcieGen gen);
+[[nodiscard]] int generation_number(PcieGen gen);
+// "Gen4".
+[[nodiscard]] std::string to_string(PcieGen gen);
+// 1..7; anything else is an error.
+[[nodiscard]] Result<PcieGen> gen_from_number(int number);
+// Exact per-lane rate in GT/s (2.5, 5, 8, 16, 32, 64, 128).
+[[nodiscard]] Result<PcieGen> gen_from_gts(double rate_gts);
+
+// Parses the text of sysfs current_link_speed / max_link_speed, old and new
+// kernels: "16.0 GT/s PCIe" (>= 5.7), "16 GT/s" and "2.5 GT/s" (<= 5.6), with
+// or without the trailing newline. "Unknown" and "Unknown speed" are errors
+// that say the kernel could not decode the link speed.
+[[nodiscard]] Result<PcieGen> parse_sysfs_link_speed(std::string_view text);
+
+// Widths the spec defines: x1 x2 x4 x8 x12 x16 x32.
+[[nodiscard]] bool is_valid_link_width(int lanes);
+
+// One state of a link: a generation and a number of lanes.
+struct LinkState {
+  PcieGen gen = PcieGen::kGen1;
+  int width = 1;
+
+  bool operator==(const LinkState&) const = default;
+};
+
+// "Gen4 x16".
+[[nodiscard]] std::string to_string(const LinkState& state);
+
+// A link trains no higher than the lower capability of its two ends, in speed
+// and in width independently (a Gen5 x8 port and a Gen4 x16 card give Gen4 x8).
+[[nodiscard]] LinkState lower_of(const LinkState& a, const LinkState& b);
+
+// What one port reports about its own link: capability (LnkCap, sysfs max_*)
+// and negotiated state (LnkSta, sysfs current_*), kept as separate fields.
+struct PortLinkReading {
+  Reading<PcieGen> max_speed = make_error("not read");
+  Reading<int> max_width = make_error("not read");
+  Reading<PcieGen> current_speed = make_error("not read");
+  Reading<int> current_width = make_error("not read");
+
+  // Both halves known, or the first reason one is not.
+  [[nodiscard]] Reading<LinkState> capable() const;
+  [[nodiscard]] Reading<LinkState> negotiated() const;
+};
+
+}  // namespace pcieval

@@ -1,0 +1,30 @@
+// PCI address (domain:bus:device.function), the key every stage joins on.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "model/result.hpp"
+
+namespace pcieval {
+
+struct PciAddress {
+  std::uint32_t domain = 0;  // 16 bits on most hosts; some VMs use wider domains
+  std::uint8_t bus = 0;
+  std::uint8_t device = 0;    // 0..31
+  std::uint8_t function = 0;  // 0..7
+
+  auto operator<=>(const PciAddress&) const = default;
+};
+
+// Accepts "0000:17:00.0" and the short "17:00.0" (domain 0); hex is
+// case-insensitive. Anything else is an error naming the input.
+[[nodiscard]] Result<PciAddress> parse_pci_address(std::string_view text);
+
+// Canonical sysfs form: lowercase, four-digit domain ("0000:17:00.0"); wider
+// domains print all their digits.
+[[nodiscard]] std::string to_string(const PciAddress& address);
+
+}  // namespace pcieval

@@ -1,0 +1,72 @@
+#include "model/verdict.hpp"
+
+#include <algorithm>
+
+namespace pcieval {
+
+std::string_view to_string(VerdictStatus status) {
+  switch (status) {
+    case VerdictStatus::kPass:
+      return "pass";
+    case VerdictStatus::kLinkDowngraded:
+      return "link_downgraded";
+    case VerdictStatus::kBandwidthLow:
+      return "bandwidth_low";
+    case VerdictStatus::kLinkErrors:
+      return "link_errors";
+    case VerdictStatus::kMissing:
+      return "missing";
+    case VerdictStatus::kInconclusive:
+      return "inconclusive";
+  }
+  return "inconclusive";
+}
+
+bool is_failing(VerdictStatus status) {
+  return status == VerdictStatus::kLinkDowngraded || status == VerdictStatus::kBandwidthLow ||
+         status == VerdictStatus::kLinkErrors || status == VerdictStatus::kMissing;
+}
+
+std::string_view to_string(ReasonCode code) {
+  switch (code) {
+    case ReasonCode::kLinkAtExpectedState:
+      return "link_at_expected_state";
+    case ReasonCode::kLinkSpeedBelowExpected:
+      return "link_speed_below_expected";
+    case ReasonCode::kLinkWidthBelowExpected:
+      return "link_width_below_expected";
+    case ReasonCode::kLinkSpeedAndWidthBelowExpected:
+      return "link_speed_and_width_below_expected";
+    case ReasonCode::kGpuLinkSpeedIdle:
+      return "gpu_link_speed_idle";
+    case ReasonCode::kLinkStateUnknown:
+      return "link_state_unknown";
+    case ReasonCode::kLinkAboveCapability:
+      return "link_above_capability";
+    case ReasonCode::kGpusMissing:
+      return "gpus_missing";
+  }
+  return "link_state_unknown";
+}
+
+std::string_view to_string(Overall overall) {
+  switch (overall) {
+    case Overall::kPass:
+      return "pass";
+    case Overall::kFail:
+      return "fail";
+    case Overall::kInconclusive:
+      return "inconclusive";
+  }
+  return "inconclusive";
+}
+
+Overall overall_of(const std::vector<Verdict>& verdicts) {
+  const auto failing = [](const Verdict& v) { return is_failing(v.status); };
+  if (std::any_of(verdicts.begin(), verdicts.end(), failing)) return Overall::kFail;
+  const auto inconclusive = [](const Verdict& v) { return v.status == VerdictStatus::kInconclusive; };
+  if (std::any_of(verdicts.begin(), verdicts.end(), inconclusive)) return Overall::kInconclusive;
+  return Overall::kPass;
+}
+
+}  // namespace pcieval

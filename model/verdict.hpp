@@ -1,0 +1,64 @@
+// Verdicts: the judgement of the evidence, with stable reason codes.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/pci_address.hpp"
+
+namespace pcieval {
+
+// The six outcomes of DESIGN.md.
+enum class VerdictStatus {
+  kPass,
+  kLinkDowngraded,
+  kBandwidthLow,
+  kLinkErrors,
+  kMissing,
+  kInconclusive,
+};
+
+[[nodiscard]] std::string_view to_string(VerdictStatus status);
+[[nodiscard]] bool is_failing(VerdictStatus status);
+
+// Stable reason codes. APPEND ONLY: automation keys on the string names, so a
+// code is never renamed, reused or removed.
+enum class ReasonCode {
+  kLinkAtExpectedState,             // "link_at_expected_state"
+  kLinkSpeedBelowExpected,          // "link_speed_below_expected"
+  kLinkWidthBelowExpected,          // "link_width_below_expected"
+  kLinkSpeedAndWidthBelowExpected,  // "link_speed_and_width_below_expected"
+  kGpuLinkSpeedIdle,                // "gpu_link_speed_idle"
+  kLinkStateUnknown,                // "link_state_unknown"
+  kLinkAboveCapability,             // "link_above_capability"
+  kGpusMissing,                     // "gpus_missing"
+};
+
+[[nodiscard]] std::string_view to_string(ReasonCode code);
+
+struct LinkRef {
+  PciAddress downstream;
+  PciAddress upstream;
+};
+
+struct Verdict {
+  std::string subject;  // a BDF, or "node" for node-wide verdicts such as missing GPUs
+  VerdictStatus status = VerdictStatus::kInconclusive;
+  ReasonCode code = ReasonCode::kLinkStateUnknown;
+  std::optional<LinkRef> link;
+  std::string reason;       // names its evidence
+  std::string remediation;  // the next step; empty for pass
+};
+
+enum class Overall { kPass, kFail, kInconclusive };
+
+[[nodiscard]] std::string_view to_string(Overall overall);
+
+// The worst of the verdicts: any failing verdict fails, otherwise any
+// inconclusive one makes the node inconclusive. No verdicts at all is a pass
+// (there was nothing to judge and nothing expected).
+[[nodiscard]] Overall overall_of(const std::vector<Verdict>& verdicts);
+
+}  // namespace pcieval

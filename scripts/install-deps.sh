@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the Debian packages pcieval needs to build and test, only those that
+# are missing, so `make run` and `make test` work on a fresh machine. Uses sudo
+# when not root. CUDA is not installed here: it is optional and comes with the
+# GPU node's image (/usr/local/cuda).
+set -euo pipefail
+
+packages=(
+  g++ make cmake pkg-config python3
+  libhwloc-dev          # topology: GPU -> bridges -> root port, NUMA
+  nlohmann-json3-dev    # results document
+  libcli11-dev          # command line
+  libgtest-dev libgmock-dev libvalijson-dev  # tests, schema validation
+)
+if [[ "${1:-}" == "--bench" ]]; then
+  packages+=(hwloc-nox)  # lstopo-no-graphics, the reference in bench/
+fi
+
+missing=()
+for package in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$package")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+echo "pcieval: installing missing packages: ${missing[*]}" >&2
+sudo=()
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "pcieval: need root or sudo to install ${missing[*]}" >&2; exit 1; }
+  sudo=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

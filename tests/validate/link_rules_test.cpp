@@ -1,0 +1,236 @@
+#include "validate/link_rules.hpp"
+
+#include <gtest/gtest.h>
+
+namespace pcieval {
+namespace {
+
+// Hand-built evidence modelled on a Supermicro SYS-420GP-TNR (HGX A100 8-GPU,
+// Gen4): a GPU behind a Broadcom PEX88096 switch downstream port, the switch's
+// upstream port on a Xeon root port.
+PciAddress bdf(const char* text) { return *parse_pci_address(text); }
+
+PortLinkReading port(PcieGen max_gen, int max_width, PcieGen cur_gen, int cur_width) {
+  PortLinkReading reading;
+  reading.max_speed = max_gen;
+  reading.max_width = max_width;
+  reading.current_speed = cur_gen;
+  reading.current_width = cur_width;
+  return reading;
+}
+
+const PortLinkReading kGen4x16 = port(PcieGen::kGen4, 16, PcieGen::kGen4, 16);
+
+DeviceRecord gpu_behind_switch(PortLinkReading gpu_end, PortLinkReading uplink_end = kGen4x16) {
+  DeviceRecord gpu;
+  gpu.function.bdf = bdf("0000:07:00.0");
+  gpu.function.vendor_id = 0x10de;
+  gpu.function.device_id = 0x20b0;
+  gpu.function.class_code = 0x030200;
+  gpu.function.kind = DeviceKind::kGpu;
+  gpu.function.link = gpu_end;
+  Link device_link;
+  device_link.downstream = bdf("0000:07:00.0");
+  device_link.upstream = bdf("0000:06:10.0");
+  device_link.position = LinkPosition::kDeviceLink;
+  device_link.downstream_end = gpu_end;
+  device_link.upstream_end = kGen4x16;
+  Link uplink;
+  uplink.downstream = bdf("0000:05:00.0");
+  uplink.upstream = bdf("0000:04:01.0");
+  uplink.position = LinkPosition::kUplink;
+  uplink.downstream_end = uplink_end;
+  uplink.upstream_end = uplink_end;
+  uplink.upstream_end.max_speed = PcieGen::kGen4;
+  uplink.upstream_end.max_width = 16;
+  gpu.path = {device_link, uplink};
+  return gpu;
+}
+
+Evidence with_devices(std::vector<DeviceRecord> devices, bool under_load = false) {
+  Evidence evidence;
+  evidence.devices = std::move(devices);
+  evidence.gpus_under_load = under_load;
+  return evidence;
+}
+
+TEST(LinkRules, HealthyPathPasses) {
+  const auto verdicts = judge_links(with_devices({gpu_behind_switch(kGen4x16)}), {});
+  ASSERT_EQ(verdicts.size(), 1U);
+  EXPECT_EQ(verdicts[0].status, VerdictStatus::kPass);
+  EXPECT_EQ(verdicts[0].code, ReasonCode::kLinkAtExpectedState);
+  EXPECT_EQ(verdicts[0].subject, "0000:07:00.0");
+  EXPECT_TRUE(verdicts[0].remediation.empty());
+}
+
+TEST(LinkRules, GpuAtX8IsDowngradedEvenIdle) {
+  const auto verdicts = judge_links(with_devices({gpu_behind_switch(port(PcieGen::kGen4, 16, PcieGen::kGen4, 8))}), {});
+  ASSERT_EQ(verdicts.size(), 1U);
+  EXPECT_EQ(verdicts[0].status, VerdictStatus::kLinkDowngraded);
+  EXPECT_EQ(verdicts[0].code, ReasonCode::kLinkWidthBelowExpected);
+  ASSERT_TRUE(verdicts[0].link.has_value());
+  EXPECT_EQ(to_string(verdicts[0].link->downstream), "0000:07:00.0");
+  EXPECT_EQ(to_string(verdicts[0].link->upstream), "0000:06:10.0");
+  EXPECT_NE(verdicts[0].reason.find("runs Gen4 x8, expected Gen4 x16"), std::string::npos) << verdicts[0].reason;
+  EXPECT_FALSE(verdicts[0].remediation.empty());
+}
+
+TEST(LinkRules, IdleGpuAtGen1IsInconclusiveNotDowngraded) {
+  // ESC8000A-E12 capture: RTX 6000 Ada at 2.5 GT/s of 16 GT/s, x16, in P8.
+  const auto verdicts =
+      judge_links(with_devices({gpu_behind_switch(port(PcieGen::kGen4, 16, PcieGen::kGen1, 16))}), {});
+  ASSERT_EQ(verdicts.size(), 1U);
+  EXPECT_EQ(verdicts[0].status, VerdictStatus::kInconclusive);
+  EXPECT_EQ(verdicts[0].code, ReasonCode::kGpuLinkSpeedIdle);
+  EXPECT_NE(verdicts[0].reason.find("idle GPUs lower their link speed; run the load probes"), std::string::npos);
+}
+
+TEST(LinkRules, SameSpeedDropUnderLoadIsADowngrade) {
+  const auto verdicts =
+      judge_links(with_devices({gpu_behind_switch(port(PcieGen::kGen4, 16, PcieGen::kGen1, 16))}, true), {});
+  ASSERT_EQ(verdicts.size(), 1U);
+  EXPECT_EQ(verdicts[0].status, VerdictStatus::kLinkDowngraded);
+  EXPECT_EQ(verdicts[0].code, ReasonCode::kLinkSpeedBelowExpected);
+}
+
+TEST(LinkRules, IdleGpuWithWidthLossIsStillADowngrade) {
+  // L4 at P8: Gen1 of Gen4 and x8 of x16; the width is never explained by idle.
+  const auto verdicts = judge_links(with_devices({gpu_behind_switch(port(PcieGen::kGen4, 16, PcieGen::kGen1, 8))}), {});
+  ASSERT_EQ(verdicts.size(), 1U);
+  EXPECT_EQ(verdicts[0].status, VerdictStatus::kLinkDowngraded);
+  EXPECT_EQ(verdicts[0].code, ReasonCode::kLinkWidthBelowExpected);
+}
+
+TEST(LinkRules, SwitchUplinkAtGen3IsJudgedAsReadEvenForAnIdleGpu) {
+  const auto verdicts =
+      judge_links(with_devices({gpu_behind_switch(kGen4x16, port(PcieGen::kGen4, 16, PcieGen::kGen3, 16))}), {});
+  ASSERT_EQ(verdicts.size(), 1U);
+  EXPECT_EQ(verdicts[0].status, VerdictStatus::kLinkDowngraded);
+  EXPECT_EQ(verdicts[0].code, ReasonCode::kLinkSpeedBelowExpected);
+  ASSERT_TRUE(verdicts[0].link.has_value());
+  EXPECT_EQ(to_string(verdicts[0].link->downstream), "0000:05:00.0");
+  EXPECT_EQ(to_string(verdicts[0].link->upstream), "0000:04:01.0");
+}
+
+TEST(LinkRules, TheNarrowestDowngradedHopIsNamed) {
+  // Device link at Gen4 x8 (15.75 GB/s) under an uplink at Gen3 x16 (15.75 GB/s):
+  // a tie, so the hop nearest the root is named, as the kernel does.
+  auto gpu =
+      gpu_behind_switch(port(PcieGen::kGen4, 16, PcieGen::kGen4, 8), port(PcieGen::kGen4, 16, PcieGen::kGen3, 16));
+  auto verdicts = judge_links(with_devices({gpu}), {});
+  ASSERT_TRUE(verdicts[0].link.has_value());
+  EXPECT_EQ(to_string(verdicts[0].link->downstream), "0000:05:00.0");
+  EXPECT_NE(verdicts[0].reason.find("0000:07:00.0 <-> 0000:06:10.0"), std::string::npos) << "both hops are listed";
+  // A narrower device link (Gen4 x4) is named instead.
+  gpu = gpu_behind_switch(port(PcieGen::kGen4, 16, PcieGen::kGen4, 4), port(PcieGen::kGen4, 16, PcieGen::kGen3, 16));
+  verdicts = judge_links(with_devices({gpu}), {});
+  EXPECT_EQ(to_string(verdicts[0].link->downstream), "0000:07:00.0");
+}
+
+TEST(LinkRules, Gen5CardInGen4SlotPasses) {
+  auto gpu = gpu_behind_switch(port(PcieGen::kGen5, 16, PcieGen::kGen4, 16));
+  const auto verdicts = judge_links(with_devices({gpu}), {});
+  EXPECT_EQ(verdicts[0].status, VerdictStatus::kPass);
+}
+
+TEST(LinkRules, NicAtX8OnX16SlotIsDowngraded) {
+  DeviceRecord nic = gpu_behind_switch(port(PcieGen::kGen4, 16, PcieGen::kGen4, 8));
+  nic.function.kind = DeviceKind::kNic;
+  nic.function.vendor_id = 0x15b3;
+  const auto verdicts = judge_links(with_devices({nic}), {});
+  EXPECT_EQ(verdicts[0].status, VerdictStatus::kLinkDowngraded);
+  EXPECT_EQ(verdicts[0].code, ReasonCode::kLinkWidthBelowExpected);
+}
+
+TEST(LinkRules, NicSpeedDropIsNotExcusedAsIdle) {
+  DeviceRecord nic = gpu_behind_switch(port(PcieGen::kGen4, 16, PcieGen::kGen1, 16));
+  nic.function.kind = DeviceKind::kNic;
+  EXPECT_EQ(judge_links(with_devices({nic}), {})[0].status, VerdictStatus::kLinkDowngraded);
+}
+
+TEST(LinkRules, UnknownReadingIsInconclusiveNeverPass) {
+  PortLinkReading gpu_end = kGen4x16;
+  gpu_end.current_width = make_error("current_link_width missing");
+  auto gpu = gpu_behind_switch(gpu_end);
+  gpu.path[0].upstream_end.current_width = make_error("permission denied");
+  const auto verdicts = judge_links(with_devices({gpu}), {});
+  EXPECT_EQ(verdicts[0].status, VerdictStatus::kInconclusive);
+  EXPECT_EQ(verdicts[0].code, ReasonCode::kLinkStateUnknown);
+  EXPECT_NE(verdicts[0].reason.find("current_link_width missing"), std::string::npos) << verdicts[0].reason;
+}
+
+TEST(LinkRules, DowngradeElsewhereOutranksAnUnknownHop) {
+  PortLinkReading gpu_end = kGen4x16;
+  gpu_end.max_speed = make_error("kernel reports link speed 'Unknown'");
+  const auto verdicts =
+      judge_links(with_devices({gpu_behind_switch(gpu_end, port(PcieGen::kGen4, 16, PcieGen::kGen4, 8))}), {});
+  EXPECT_EQ(verdicts[0].status, VerdictStatus::kLinkDowngraded);
+}
+
+TEST(LinkRules, NegotiatedAboveCapabilityIsInconclusive) {
+  const auto verdicts =
+      judge_links(with_devices({gpu_behind_switch(port(PcieGen::kGen3, 16, PcieGen::kGen4, 16))}), {});
+  EXPECT_EQ(verdicts[0].status, VerdictStatus::kInconclusive);
+  EXPECT_EQ(verdicts[0].code, ReasonCode::kLinkAboveCapability);
+}
+
+TEST(LinkRules, OnlyFunctionZeroAndNoVirtualFunctionsAreJudged) {
+  DeviceRecord gpu = gpu_behind_switch(kGen4x16);
+  DeviceRecord audio = gpu_behind_switch(port(PcieGen::kGen4, 16, PcieGen::kGen4, 8));
+  audio.function.bdf = bdf("0000:07:00.1");
+  audio.function.kind = DeviceKind::kOther;
+  DeviceRecord vf = gpu_behind_switch(port(PcieGen::kGen4, 16, PcieGen::kGen4, 8));
+  vf.function.bdf = bdf("0000:07:01.2");
+  vf.function.is_virtual_function = true;
+  DeviceRecord integrated;  // a root-complex integrated endpoint: no path
+  integrated.function.bdf = bdf("0000:00:14.0");
+  const auto evidence = with_devices({gpu, audio, vf, integrated});
+  const auto verdicts = judge_links(evidence, {});
+  ASSERT_EQ(verdicts.size(), 1U);
+  EXPECT_EQ(verdicts[0].subject, "0000:07:00.0");
+  EXPECT_FALSE(is_judged(evidence.devices[3], evidence));
+}
+
+TEST(LinkRules, FunctionOneIsJudgedWhenFunctionZeroIsAbsent) {
+  DeviceRecord second_port = gpu_behind_switch(kGen4x16);
+  second_port.function.bdf = bdf("0000:07:00.1");
+  EXPECT_EQ(judge_links(with_devices({second_port}), {}).size(), 1U);
+}
+
+TEST(LinkRules, MissingGpusAreANodeVerdict) {
+  LinkRuleOptions options;
+  options.expected_gpus = 8;
+  const auto verdicts = judge_links(with_devices({gpu_behind_switch(kGen4x16)}), options);
+  ASSERT_EQ(verdicts.size(), 2U);
+  EXPECT_EQ(verdicts[1].subject, "node");
+  EXPECT_EQ(verdicts[1].status, VerdictStatus::kMissing);
+  EXPECT_EQ(verdicts[1].code, ReasonCode::kGpusMissing);
+  EXPECT_NE(verdicts[1].reason.find("found 1 GPUs, expected 8 (0000:07:00.0)"), std::string::npos);
+  options.expected_gpus = 1;
+  EXPECT_EQ(judge_links(with_devices({gpu_behind_switch(kGen4x16)}), options).size(), 1U);
+}
+
+TEST(Summary, OneLineNamingTheFirstFailureAndTheCount) {
+  auto bad = gpu_behind_switch(port(PcieGen::kGen4, 16, PcieGen::kGen4, 8));
+  auto idle = gpu_behind_switch(port(PcieGen::kGen4, 16, PcieGen::kGen1, 16));
+  idle.function.bdf = bdf("0000:08:00.0");
+  auto bad2 = bad;
+  bad2.function.bdf = bdf("0000:09:00.0");
+  const auto evidence = with_devices({bad, idle, bad2});
+  const auto line = summarize(judge_links(evidence, {}), evidence);
+  EXPECT_EQ(line,
+            "pcieval fail: 0000:07:00.0 link_downgraded (link_width_below_expected at 0000:07:00.0<->0000:06:10.0) "
+            "+1 more");
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+}
+
+TEST(Summary, NothingToJudgeSaysSo) {
+  DeviceRecord virtio;
+  virtio.function.bdf = bdf("0000:00:03.0");
+  const auto evidence = with_devices({virtio});
+  EXPECT_EQ(summarize(judge_links(evidence, {}), evidence),
+            "pcieval pass: no PCIe links to judge (1 devices, none behind a PCIe port with link attributes)");
+}
+
+}  // namespace
+}  // namespace pcieval

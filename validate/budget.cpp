@@ -1,0 +1,87 @@
+#include "validate/budget.hpp"
+
+#include <string>
+
+#include "model/units.hpp"
+
+namespace pcieval {
+namespace {
+
+// Byte sizes per TLP (PCIE-FACTS 2.2).
+constexpr int kHeader3DwBytes = 12;  // completions, 32-bit address requests
+constexpr int kHeader4DwBytes = 16;  // 64-bit address requests
+constexpr int kFramingBytes = 8;     // STP/seq + LCRC (+ END before Gen3); per flit in flit mode
+constexpr int kEcrcBytes = 4;
+
+bool is_valid_payload(int bytes) {
+  for (int size = 128; size <= 4096; size *= 2) {
+    if (bytes == size) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+LineCode line_code_of(PcieGen gen) {
+  if (gen <= PcieGen::kGen2) return LineCode::k8b10b;
+  if (gen <= PcieGen::kGen5) return LineCode::k128b130b;
+  return LineCode::kFlit;
+}
+
+std::string_view to_string(LineCode code) {
+  switch (code) {
+    case LineCode::k8b10b:
+      return "8b/10b";
+    case LineCode::k128b130b:
+      return "128b/130b";
+    case LineCode::kFlit:
+      return "flit";
+  }
+  return "flit";
+}
+
+double encoding_efficiency(LineCode code) {
+  switch (code) {
+    case LineCode::k8b10b:
+      return 8.0 / 10.0;
+    case LineCode::k128b130b:
+      return 128.0 / 130.0;
+    case LineCode::kFlit:
+      return 236.0 / 256.0;
+  }
+  return 0;
+}
+
+Result<LinkBudget> link_budget(const LinkState& link, const BudgetOptions& options) {
+  if (!is_valid_link_width(link.width)) {
+    return make_error("x" + std::to_string(link.width) + " is not a PCIe link width");
+  }
+  if (!is_valid_payload(options.max_payload_bytes)) {
+    return make_error("max payload size " + std::to_string(options.max_payload_bytes) +
+                      " bytes is not a power of two from 128 to 4096");
+  }
+  LinkBudget budget;
+  budget.link = link;
+  budget.rate_gts_per_lane = transfer_rate_gts(link.gen);
+  budget.line_code = line_code_of(link.gen);
+  budget.encoding_efficiency = encoding_efficiency(budget.line_code);
+  // GT/s is 1e9 symbols (bits) per second per lane; 8 bits per byte.
+  budget.raw_gbps = budget.rate_gts_per_lane * 1e9 * link.width * budget.encoding_efficiency / 8.0 / kBytesPerGigabyte;
+
+  // In flit mode framing and LCRC are per flit and already out of the TLP area.
+  const int framing = budget.line_code == LineCode::kFlit ? 0 : kFramingBytes;
+  const int ecrc = options.ecrc ? kEcrcBytes : 0;
+  const double payload = options.max_payload_bytes;
+  budget.payload_bytes = options.max_payload_bytes;
+
+  budget.write_overhead_bytes = (options.address_64bit ? kHeader4DwBytes : kHeader3DwBytes) + framing + ecrc;
+  budget.write_efficiency = payload / (payload + budget.write_overhead_bytes);
+  budget.write_gbps = budget.raw_gbps * budget.write_efficiency;
+
+  budget.completion_overhead_bytes = kHeader3DwBytes + framing + ecrc;
+  budget.read_efficiency = payload / (payload + budget.completion_overhead_bytes);
+  budget.read_gbps = budget.raw_gbps * budget.read_efficiency;
+  return budget;
+}
+
+}  // namespace pcieval

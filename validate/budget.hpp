@@ -1,0 +1,59 @@
+// The bandwidth budget of a PCIe link, computed from first principles
+// (PCIE-FACTS.md sections 1 and 2), never looked up from measured numbers.
+#pragma once
+
+#include <string_view>
+
+#include "model/link.hpp"
+#include "model/result.hpp"
+
+namespace pcieval {
+
+enum class LineCode {
+  k8b10b,     // Gen1, Gen2
+  k128b130b,  // Gen3 to Gen5
+  kFlit,      // Gen6 and later: 256-byte flits, 1b/1b, 236 bytes of TLP area
+};
+
+[[nodiscard]] LineCode line_code_of(PcieGen gen);
+[[nodiscard]] std::string_view to_string(LineCode code);  // "8b/10b", "128b/130b", "flit"
+// Fraction of line bits that carry TLP bytes: 0.8, 128/130, or 236/256 in flit
+// mode (the flit's DLLP, CRC and FEC bytes are charged here, not per TLP).
+[[nodiscard]] double encoding_efficiency(LineCode code);
+
+struct BudgetOptions {
+  // Max_Payload_Size programmed in DevCtl (128..4096, a power of two); 256 is
+  // what most root complexes and GPUs settle on.
+  int max_payload_bytes = 256;
+  // GPUs address host memory with 64-bit addresses: 4-DW request headers.
+  bool address_64bit = true;
+  bool ecrc = false;  // TLP digest, rarely enabled
+};
+
+// One direction of a link, in parts, so every step can be checked against
+// the sources. All rates are per direction; the link is full duplex.
+struct LinkBudget {
+  LinkState link;
+  double rate_gts_per_lane = 0;
+  LineCode line_code = LineCode::k128b130b;
+  double encoding_efficiency = 0;
+  // rate x lanes x encoding / 8: the byte rate before any protocol overhead.
+  double raw_gbps = 0;
+
+  int payload_bytes = 0;  // the max payload size used below
+  // Posted memory writes (device-to-host DMA): header + framing + ECRC per TLP.
+  int write_overhead_bytes = 0;
+  double write_efficiency = 0;  // payload / (payload + overhead)
+  double write_gbps = 0;        // raw_gbps x write_efficiency
+  // Completions with data (host-to-device DMA reads), MPS-sized: the best case.
+  int completion_overhead_bytes = 0;
+  double read_efficiency = 0;
+  double read_gbps = 0;
+  // Not charged yet: DLLPs (Ack, UpdateFC) and SKP ordered sets, 0.9 % to 9.8 %
+  // depending on the estimate (PCIE-FACTS 2.4); the validator's floors absorb it.
+};
+
+// REQUIRES nothing: a width or payload size the spec does not define is an error.
+[[nodiscard]] Result<LinkBudget> link_budget(const LinkState& link, const BudgetOptions& options = {});
+
+}  // namespace pcieval
