@@ -1,0 +1,36 @@
+// Discovery: the evidence record's devices, paths and locality, read from
+// sysfs and hwloc without any judgement.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+
+#include "model/evidence.hpp"
+#include "model/result.hpp"
+
+namespace pcieval {
+
+struct DiscoveryOptions {
+  // Where the PCI tree is read; tests and offline runs point it at a fixture.
+  std::filesystem::path sysfs_root = "/sys";
+  // An `lstopo --of xml` file to take locality from instead of live hwloc.
+  std::optional<std::filesystem::path> topology_xml;
+};
+
+// Host name and kernel release (uname). Fields that cannot be read are empty.
+[[nodiscard]] HostInfo read_host_info();
+
+// Reads every PCI function, infers port roles and builds one DeviceRecord per
+// non-bridge function (ordered by address) with its path and locality.
+//
+// Errors: a sysfs root without bus/pci/devices, and a topology XML that is
+// missing or malformed (both are input errors). Live hwloc failing is not an
+// error: it becomes a note and `topology` stays nullopt. A sysfs root other
+// than /sys without an XML is read without hwloc, since the live machine's
+// topology would not describe it; a note says so.
+//
+// Device notes record where hwloc and sysfs disagree: a different bridge chain
+// above the device, or a different NUMA node.
+[[nodiscard]] Result<Evidence> discover(const DiscoveryOptions& options);
+
+}  // namespace pcieval

@@ -1,0 +1,331 @@
+#include "topology/sysfs_reader.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <optional>
+#include <system_error>
+
+#include "model/link.hpp"
+
+namespace pcieval {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view kMaxLinkSpeed = "max_link_speed";
+constexpr std::string_view kMaxLinkWidth = "max_link_width";
+constexpr std::string_view kCurrentLinkSpeed = "current_link_speed";
+constexpr std::string_view kCurrentLinkWidth = "current_link_width";
+
+// A function that fell off the bus reads all ones; the 6-bit width field of
+// LnkSta/LnkCap then reads 63.
+constexpr int kAllOnesWidth = 63;
+
+// sysfs attributes are one page at most; anything longer is not an attribute.
+constexpr std::size_t kMaxAttributeBytes = std::size_t{64} * 1024;
+
+std::string_view trim(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return {};
+  const auto last = text.find_last_not_of(" \t\r\n");
+  return text.substr(first, last - first + 1);
+}
+
+// Garbage attributes can hold anything; quote them so a report stays one line.
+std::string quote(std::string_view text) {
+  constexpr std::size_t kMaxQuoted = 40;
+  std::string out = "'";
+  for (std::size_t i = 0; i < text.size() && i < kMaxQuoted; ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    out += (c >= 0x20 && c < 0x7f) ? static_cast<char>(c) : '?';
+  }
+  if (text.size() > kMaxQuoted) out += "...";
+  return out + "'";
+}
+
+// The raw outcome of reading one file: its text, or the errno that stopped it.
+struct FileRead {
+  int error = 0;
+  std::string text;
+};
+
+// open/read rather than iostreams: the errno is the reason the operator needs
+// ("permission denied" on a locked-down node, EINVAL when config space is
+// gone). A sysfs attribute arrives in one read of at most a page, so a short
+// read ends the file and saves a second call per attribute.
+FileRead read_raw(const fs::path& path) {
+  FileRead result;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    result.error = errno;
+    return result;
+  }
+  std::array<char, 4096> buffer{};
+  while (result.text.size() < kMaxAttributeBytes) {
+    const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      result.error = errno;
+      break;
+    }
+    result.text.append(buffer.data(), static_cast<std::size_t>(n));
+    if (static_cast<std::size_t>(n) < buffer.size()) break;
+  }
+  ::close(fd);
+  return result;
+}
+
+Result<std::string> to_result(FileRead read, const fs::path& path) {
+  if (read.error == 0) return std::move(read.text);
+  if (read.error == ENOENT) return make_error(path.filename().string() + " missing");
+  if (read.error == EACCES || read.error == EPERM) return make_error("permission denied reading " + path.string());
+  return make_error(std::string(std::strerror(read.error)) + " reading " + path.string());
+}
+
+Result<std::string> read_file(const fs::path& path) { return to_result(read_raw(path), path); }
+
+bool exists_no_follow(const fs::path& path) {
+  std::error_code ec;
+  return fs::exists(fs::symlink_status(path, ec));
+}
+
+Result<std::uint32_t> parse_hex_attribute(std::string_view text, std::string_view file, std::uint32_t max_value) {
+  const std::string_view trimmed = trim(text);
+  std::string_view digits = trimmed;
+  if (digits.starts_with("0x") || digits.starts_with("0X")) digits.remove_prefix(2);
+  std::uint32_t value = 0;
+  const auto* end = digits.data() + digits.size();
+  const auto [ptr, ec] = std::from_chars(digits.data(), end, value, 16);
+  if (digits.empty() || ec != std::errc{} || ptr != end || value > max_value) {
+    return make_error(std::string(file) + ": unrecognised value " + quote(trimmed));
+  }
+  return value;
+}
+
+std::optional<int> parse_int(std::string_view text) {
+  int value = 0;
+  const auto* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc{} || ptr != end) return std::nullopt;
+  return value;
+}
+
+template <class T, class Parse>
+Reading<T> read_attribute(const fs::path& dir, std::string_view file, Parse parse) {
+  auto text = read_file(dir / file);
+  if (!text) return text.error();
+  return parse(text.value());
+}
+
+Reading<PcieGen> parse_speed(Result<std::string> text, std::string_view file) {
+  if (!text) return text.error();
+  auto gen = parse_sysfs_link_speed(text.value());
+  if (!gen) return make_error(std::string(file) + ": " + gen.error().message);
+  return gen;
+}
+
+Reading<int> parse_width(Result<std::string> text, std::string_view file) {
+  if (!text) return text.error();
+  return parse_sysfs_link_width(text.value(), file);
+}
+
+// Link attributes appear only on PCIe functions. None at all: no PCIe link.
+// Some but not all: a kernel or permission problem, reported per file.
+std::optional<PortLinkReading> read_link(const fs::path& dir) {
+  const std::array<std::string_view, 4> files = {kMaxLinkSpeed, kMaxLinkWidth, kCurrentLinkSpeed, kCurrentLinkWidth};
+  std::array<FileRead, 4> reads;
+  bool any = false;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    reads[i] = read_raw(dir / files[i]);
+    any = any || reads[i].error != ENOENT;
+  }
+  if (!any) return std::nullopt;
+  PortLinkReading link;
+  link.max_speed = parse_speed(to_result(std::move(reads[0]), dir / files[0]), files[0]);
+  link.max_width = parse_width(to_result(std::move(reads[1]), dir / files[1]), files[1]);
+  link.current_speed = parse_speed(to_result(std::move(reads[2]), dir / files[2]), files[2]);
+  link.current_width = parse_width(to_result(std::move(reads[3]), dir / files[3]), files[3]);
+  return link;
+}
+
+std::optional<AerCounters> read_aer(const fs::path& dir, std::string_view file, std::vector<std::string>& notes) {
+  FileRead read = read_raw(dir / file);
+  if (read.error == ENOENT) return std::nullopt;
+  auto text = to_result(std::move(read), dir / file);
+  if (!text) {
+    notes.push_back("AER counters not read: " + text.error().message);
+    return std::nullopt;
+  }
+  std::vector<std::string> skipped;
+  AerCounters counters = parse_aer_counters(text.value(), &skipped);
+  for (const auto& line : skipped) notes.push_back(std::string(file) + ": ignored line " + quote(line));
+  return counters;
+}
+
+// The kernel's links are relative ("../../../devices/pci0000:00/..."), so
+// they resolve against the links' own directory without touching the disk: a
+// relocated tree (a fixture, a capture) stays inside itself, and one
+// readlink replaces canonical()'s walk over every path component. Anything
+// else (an absolute link, a copied directory) goes through canonical().
+Result<fs::path> resolve_entry(const fs::path& devices_dir, const fs::path& entry) {
+  std::error_code ec;
+  const fs::path link = fs::read_symlink(entry, ec);
+  if (!ec && link.is_relative()) {
+    const fs::path target = (devices_dir / link).lexically_normal();
+    if (fs::is_directory(target, ec)) return target;
+    return make_error("link target " + target.string() + " is not a directory");
+  }
+  fs::path target = fs::canonical(entry, ec);
+  if (ec) return make_error(ec.message());
+  return target;
+}
+
+PciFunction read_function(const fs::path& dir, const PciAddress& bdf, std::optional<PciAddress> parent,
+                          std::vector<std::string>& notes) {
+  PciFunction function;
+  function.bdf = bdf;
+  function.parent = parent;
+
+  auto vendor = read_attribute<std::uint32_t>(
+      dir, "vendor", [](const std::string& text) { return parse_hex_attribute(text, "vendor", 0xffff); });
+  auto device = read_attribute<std::uint32_t>(
+      dir, "device", [](const std::string& text) { return parse_hex_attribute(text, "device", 0xffff); });
+  auto class_code = read_attribute<std::uint32_t>(
+      dir, "class", [](const std::string& text) { return parse_hex_attribute(text, "class", 0xffffff); });
+  if (vendor) {
+    function.vendor_id = static_cast<std::uint16_t>(vendor.value());
+  } else {
+    notes.push_back("vendor not read (" + vendor.error().message + ")");
+  }
+  if (device) {
+    function.device_id = static_cast<std::uint16_t>(device.value());
+  } else {
+    notes.push_back("device id not read (" + device.error().message + ")");
+  }
+  if (class_code) {
+    function.class_code = class_code.value();
+    function.is_bridge = is_pci_bridge_class(function.class_code);
+  } else {
+    notes.push_back("class not read, treated as kind other (" + class_code.error().message + ")");
+  }
+  // Without both identity fields a classification would be a guess.
+  function.kind =
+      (vendor && class_code) ? classify_device(function.vendor_id, function.class_code) : DeviceKind::kOther;
+
+  function.numa_node = read_attribute<int>(
+      dir, "numa_node", [](const std::string& text) { return parse_sysfs_numa_node(text, "numa_node"); });
+  function.local_cpulist = read_attribute<std::string>(dir, "local_cpulist", [](const std::string& text) {
+    const std::string_view trimmed = trim(text);
+    if (trimmed.empty()) return Reading<std::string>(make_error("local_cpulist is empty"));
+    return Reading<std::string>(std::string(trimmed));
+  });
+
+  function.link = read_link(dir);
+  function.is_virtual_function = exists_no_follow(dir / "physfn");
+  function.aer.correctable = read_aer(dir, "aer_dev_correctable", notes);
+  function.aer.fatal = read_aer(dir, "aer_dev_fatal", notes);
+  function.aer.nonfatal = read_aer(dir, "aer_dev_nonfatal", notes);
+  return function;
+}
+
+}  // namespace
+
+Reading<int> parse_sysfs_link_width(std::string_view text, std::string_view file) {
+  const std::string_view trimmed = trim(text);
+  const auto width = parse_int(trimmed);
+  if (!width) return make_error(std::string(file) + ": unrecognised width " + quote(trimmed));
+  if (*width == 0) return make_error(std::string(file) + ": link down (width 0)");
+  if (*width == kAllOnesWidth) return make_error(std::string(file) + ": device not responding (reads as 0xffff)");
+  if (!is_valid_link_width(*width)) {
+    return make_error(std::string(file) + ": " + std::to_string(*width) + " is not a PCIe link width");
+  }
+  return *width;
+}
+
+Reading<int> parse_sysfs_numa_node(std::string_view text, std::string_view file) {
+  const std::string_view trimmed = trim(text);
+  const auto node = parse_int(trimmed);
+  if (!node || *node < -1) return make_error(std::string(file) + ": unrecognised value " + quote(trimmed));
+  if (*node == -1) return make_error(std::string(file) + ": no NUMA affinity reported (-1)");
+  return *node;
+}
+
+AerCounters parse_aer_counters(std::string_view text, std::vector<std::string>* skipped) {
+  AerCounters counters;
+  while (!text.empty()) {
+    const auto newline = text.find('\n');
+    const std::string_view line = trim(text.substr(0, newline));
+    text = newline == std::string_view::npos ? std::string_view{} : text.substr(newline + 1);
+    if (line.empty()) continue;
+    // The count is the last token; everything before it is the name, which
+    // held spaces on older kernels ("Bad TLP 0").
+    const auto split = line.find_last_of(" \t");
+    std::uint64_t value = 0;
+    bool parsed = false;
+    std::string_view name;
+    if (split != std::string_view::npos) {
+      const std::string_view count = line.substr(split + 1);
+      name = trim(line.substr(0, split));
+      const auto [ptr, ec] = std::from_chars(count.data(), count.data() + count.size(), value);
+      parsed = !name.empty() && ec == std::errc{} && ptr == count.data() + count.size();
+    }
+    if (!parsed) {
+      if (skipped != nullptr) skipped->emplace_back(line);
+      continue;
+    }
+    if (name.starts_with("TOTAL_ERR_")) {
+      counters.total = value;
+    } else {
+      counters.counts[std::string(name)] = value;
+    }
+  }
+  return counters;
+}
+
+Result<std::vector<PciFunction>> read_pci_functions(const fs::path& sysfs_root, SysfsNotes* notes) {
+  const fs::path devices_dir = sysfs_root / "bus" / "pci" / "devices";
+  std::error_code ec;
+  if (!fs::is_directory(devices_dir, ec)) {
+    return make_error("sysfs root " + sysfs_root.string() + " has no bus/pci/devices");
+  }
+  SysfsNotes discarded;
+  SysfsNotes& out = notes != nullptr ? *notes : discarded;
+
+  std::vector<PciFunction> functions;
+  fs::directory_iterator it(devices_dir, ec);
+  if (ec) return make_error("cannot list " + devices_dir.string() + ": " + ec.message());
+  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    const auto bdf = parse_pci_address(name);
+    if (!bdf) {
+      out.general.push_back("ignored bus/pci/devices/" + name + ": not a PCI address");
+      continue;
+    }
+    const auto target = resolve_entry(devices_dir, it->path());
+    if (!target) {
+      out.general.push_back("ignored bus/pci/devices/" + name + ": " + target.error().message);
+      continue;
+    }
+    // The parent directory is a bridge when it is named like a function;
+    // otherwise it is a host bridge (pci0000:00) or a bus of another kind.
+    std::optional<PciAddress> parent;
+    if (auto parent_bdf = parse_pci_address(target->parent_path().filename().string())) parent = parent_bdf.value();
+
+    std::vector<std::string> function_notes;
+    functions.push_back(read_function(target.value(), bdf.value(), parent, function_notes));
+    if (!function_notes.empty()) out.by_function[bdf.value()] = std::move(function_notes);
+  }
+  // A failed increment ends the loop as if the listing were complete.
+  if (ec) return make_error("cannot list " + devices_dir.string() + ": " + ec.message());
+  std::sort(functions.begin(), functions.end(),
+            [](const PciFunction& a, const PciFunction& b) { return a.bdf < b.bdf; });
+  return functions;
+}
+
+}  // namespace pcieval

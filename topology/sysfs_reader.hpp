@@ -1,0 +1,52 @@
+// Reads the PCI functions of a host from a sysfs tree (live /sys or a fixture).
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/device.hpp"
+#include "model/pci_address.hpp"
+#include "model/result.hpp"
+
+namespace pcieval {
+
+// Caveats met while reading that do not fit a Reading<T>: an unreadable vendor
+// or class (the function is kept, as kind other), a malformed AER line, a
+// directory entry that is not a PCI function.
+struct SysfsNotes {
+  std::map<PciAddress, std::vector<std::string>> by_function;
+  std::vector<std::string> general;
+};
+
+// Reads every function under `<sysfs_root>/bus/pci/devices/`, sorted by
+// address. Each entry there is a symlink into `<sysfs_root>/devices/`; the
+// directory enclosing the resolved target is the parent bridge, unless its
+// name is not a PCI address (a host bridge such as `pci0000:00`).
+//
+// A missing or unreadable attribute never fails the whole read: it becomes an
+// error Reading that names the file and the reason. The only error is a root
+// with no `bus/pci/devices` directory. Port roles are not inferred here (see
+// pci_tree.hpp). `notes`, when given, receives the caveats above.
+[[nodiscard]] Result<std::vector<PciFunction>> read_pci_functions(const std::filesystem::path& sysfs_root,
+                                                                  SysfsNotes* notes = nullptr);
+
+// Parsers of single attribute files, exposed for tests. `file` is the
+// attribute's name, quoted in every error.
+
+// `max_link_width` / `current_link_width`: "16\n". 0 is a link that is down;
+// 63 is the all-ones value of a device that no longer answers config reads.
+[[nodiscard]] Reading<int> parse_sysfs_link_width(std::string_view text, std::string_view file);
+
+// `numa_node`: "-1\n" is an error (the firmware reported no affinity).
+[[nodiscard]] Reading<int> parse_sysfs_numa_node(std::string_view text, std::string_view file);
+
+// `aer_dev_correctable`, `_fatal`, `_nonfatal`: one "name count" per line, the
+// name possibly holding spaces (kernels before 5.x printed "Bad TLP"), and a
+// TOTAL_ERR_* line. Lines that do not end in a count are left out and listed
+// in `skipped`.
+[[nodiscard]] AerCounters parse_aer_counters(std::string_view text, std::vector<std::string>* skipped = nullptr);
+
+}  // namespace pcieval
