@@ -1,0 +1,242 @@
+#include "report/results_json.hpp"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace pcieval {
+namespace {
+
+// Insertion order, so the document reads in the order the schema lists its
+// fields rather than alphabetically.
+using Json = nlohmann::ordered_json;
+
+// Lowercase, zero-padded, as lspci -n and sysfs print ids.
+std::string hex(std::uint32_t value, int digits) {
+  char buffer[16];
+  std::snprintf(buffer, sizeof buffer, "%0*x", digits, value);
+  return buffer;
+}
+
+template <class T>
+Json value_or_null(const Reading<T>& reading) {
+  return reading ? Json(reading.value()) : Json(nullptr);
+}
+
+template <class T>
+Json value_or_null(const std::optional<T>& value) {
+  return value ? Json(*value) : Json(nullptr);
+}
+
+// A link state whose halves are read separately: each half is null on its own
+// when its reading failed, so a known width survives an unknown speed.
+Json link_state_json(const Reading<PcieGen>& speed, const Reading<int>& width) {
+  Json state = Json::object();
+  state["generation"] = speed ? Json(generation_number(speed.value())) : Json(nullptr);
+  state["speed_gts"] = speed ? Json(transfer_rate_gts(speed.value())) : Json(nullptr);
+  state["width"] = value_or_null(width);
+  return state;
+}
+
+Json link_state_json(const Reading<LinkState>& state) {
+  if (!state) return nullptr;
+  return link_state_json(state->gen, state->width);
+}
+
+Json link_json(const Link& link) {
+  Json out = Json::object();
+  out["downstream"] = to_string(link.downstream);
+  out["upstream"] = to_string(link.upstream);
+  out["position"] = std::string(to_string(link.position));
+  out["downstream_max"] = link_state_json(link.downstream_end.max_speed, link.downstream_end.max_width);
+  out["upstream_max"] = link_state_json(link.upstream_end.max_speed, link.upstream_end.max_width);
+  out["downstream_current"] = link_state_json(link.downstream_end.current_speed, link.downstream_end.current_width);
+  out["upstream_current"] = link_state_json(link.upstream_end.current_speed, link.upstream_end.current_width);
+  out["negotiated"] = link_state_json(link.negotiated());
+  out["expected"] = link_state_json(link.expected());
+  return out;
+}
+
+Json aer_counters_json(const std::optional<AerCounters>& counters) {
+  if (!counters) return nullptr;
+  Json counts = Json::object();
+  for (const auto& [name, count] : counters->counts) counts[name] = count;
+  Json out = Json::object();
+  out["counts"] = std::move(counts);
+  out["total"] = value_or_null(counters->total);
+  return out;
+}
+
+Json aer_json(const AerReadings& aer) {
+  Json out = Json::object();
+  out["correctable"] = aer_counters_json(aer.correctable);
+  out["fatal"] = aer_counters_json(aer.fatal);
+  out["nonfatal"] = aer_counters_json(aer.nonfatal);
+  return out;
+}
+
+Json locality_json(const std::optional<Locality>& locality) {
+  if (!locality) return nullptr;
+  Json bridges = Json::array();
+  for (const auto& bridge : locality->ancestor_bridges) bridges.push_back(to_string(bridge));
+  Json out = Json::object();
+  out["numa_node"] = value_or_null(locality->numa_node);
+  out["cpulist"] = value_or_null(locality->cpulist);
+  out["ancestor_bridges"] = std::move(bridges);
+  return out;
+}
+
+// Every null written for a failed reading has its reason here. Each entry
+// names the port and the sysfs attribute, so that one reason shared by several
+// readings ("not read") still says which values it explains; a port read once
+// but seen twice (a device's own link is also the downstream end of path[0])
+// is listed once.
+class UnknownReasons {
+ public:
+  template <class T>
+  void add(const PciAddress& bdf, std::string_view attribute, const Reading<T>& reading) {
+    if (reading) return;
+    std::string entry = to_string(bdf) + " " + std::string(attribute) + ": " + reading.error().message;
+    if (seen_.insert(entry).second) reasons_.push_back(std::move(entry));
+  }
+
+  void add_port(const PciAddress& bdf, const PortLinkReading& port) {
+    add(bdf, "max_link_speed", port.max_speed);
+    add(bdf, "max_link_width", port.max_width);
+    add(bdf, "current_link_speed", port.current_speed);
+    add(bdf, "current_link_width", port.current_width);
+  }
+
+  [[nodiscard]] Json to_json() const { return Json(reasons_); }
+
+ private:
+  std::vector<std::string> reasons_;
+  std::set<std::string> seen_;
+};
+
+Json device_json(const DeviceRecord& record) {
+  const PciFunction& function = record.function;
+  const std::optional<Locality>& locality = record.locality;
+
+  // sysfs is the kernel's own answer; hwloc's is the fallback for kernels or
+  // platforms that leave numa_node at -1.
+  Json numa_node = value_or_null(function.numa_node);
+  if (numa_node.is_null() && locality) numa_node = value_or_null(locality->numa_node);
+  Json cpulist = value_or_null(function.local_cpulist);
+  if (cpulist.is_null() && locality) cpulist = value_or_null(locality->cpulist);
+
+  UnknownReasons unknown;
+  unknown.add(function.bdf, "numa_node", function.numa_node);
+  unknown.add(function.bdf, "local_cpulist", function.local_cpulist);
+
+  Json own_link = nullptr;
+  if (function.link) {
+    own_link = Json::object();
+    own_link["max"] = link_state_json(function.link->max_speed, function.link->max_width);
+    own_link["current"] = link_state_json(function.link->current_speed, function.link->current_width);
+    unknown.add_port(function.bdf, *function.link);
+  }
+
+  Json path = Json::array();
+  for (const Link& link : record.path) {
+    path.push_back(link_json(link));
+    unknown.add_port(link.downstream, link.downstream_end);
+    unknown.add_port(link.upstream, link.upstream_end);
+  }
+
+  Json out = Json::object();
+  out["bdf"] = to_string(function.bdf);
+  out["kind"] = std::string(to_string(function.kind));
+  out["vendor_id"] = hex(function.vendor_id, 4);
+  out["device_id"] = hex(function.device_id, 4);
+  out["class_code"] = hex(function.class_code & 0xffffffU, 6);
+  out["virtual_function"] = function.is_virtual_function;
+  out["numa_node"] = std::move(numa_node);
+  out["cpulist"] = std::move(cpulist);
+  out["link"] = std::move(own_link);
+  out["path"] = std::move(path);
+  out["locality"] = locality_json(locality);
+  out["aer"] = aer_json(function.aer);
+  out["notes"] = Json(record.notes);
+  out["unknown"] = unknown.to_json();
+  return out;
+}
+
+Json devices_json(const Evidence& evidence) {
+  Json devices = Json::array();
+  for (const DeviceRecord& record : evidence.devices) devices.push_back(device_json(record));
+  return devices;
+}
+
+Json host_json(const HostInfo& host) {
+  Json out = Json::object();
+  out["hostname"] = host.hostname;
+  out["kernel"] = host.kernel;
+  return out;
+}
+
+Json verdict_json(const Verdict& verdict) {
+  Json link = nullptr;
+  if (verdict.link) {
+    link = Json::object();
+    link["downstream"] = to_string(verdict.link->downstream);
+    link["upstream"] = to_string(verdict.link->upstream);
+  }
+  Json out = Json::object();
+  out["subject"] = verdict.subject;
+  out["status"] = std::string(to_string(verdict.status));
+  out["code"] = std::string(to_string(verdict.code));
+  out["link"] = std::move(link);
+  out["reason"] = verdict.reason;
+  out["remediation"] = verdict.remediation;
+  return out;
+}
+
+// Invalid UTF-8 (a hostname or a sysfs string with stray bytes) is replaced
+// rather than thrown on: losing one character beats losing the document.
+std::string serialize(const Json& document) {
+  return document.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace
+
+std::string results_to_json(const Results& results) {
+  const Evidence& evidence = results.evidence;
+
+  Json tool = Json::object();
+  tool["name"] = results.tool.name;
+  tool["version"] = results.tool.version;
+
+  Json sources = Json::object();
+  sources["sysfs_root"] = evidence.sysfs_root;
+  sources["topology"] = value_or_null(evidence.topology);
+  sources["gpus_under_load"] = evidence.gpus_under_load;
+
+  Json verdicts = Json::array();
+  for (const Verdict& verdict : results.verdicts) verdicts.push_back(verdict_json(verdict));
+
+  Json document = Json::object();
+  document["schema_version"] = kResultsSchemaVersion;
+  document["tool"] = std::move(tool);
+  document["host"] = host_json(evidence.host);
+  document["sources"] = std::move(sources);
+  document["devices"] = devices_json(evidence);
+  document["verdicts"] = std::move(verdicts);
+  document["overall"] = std::string(to_string(results.overall));
+  document["summary"] = results.summary;
+  document["notes"] = Json(evidence.notes);
+  return serialize(document);
+}
+
+std::string devices_to_json(const Evidence& evidence) {
+  Json document = Json::object();
+  document["schema_version"] = kResultsSchemaVersion;
+  document["host"] = host_json(evidence.host);
+  document["devices"] = devices_json(evidence);
+  return serialize(document);
+}
+
+}  // namespace pcieval

@@ -1,0 +1,216 @@
+// The results document's fields, on the hand-built Sapphire Rapids H100 node
+// of sample_results.hpp.
+#include "report/results_json.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "report/sample_results.hpp"
+
+namespace pcieval {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using Json = nlohmann::json;
+
+Json parse(const std::string& text) { return Json::parse(text); }
+
+const Json& device(const Json& document, const std::string& address) {
+  for (const Json& d : document.at("devices")) {
+    if (d.at("bdf") == address) return d;
+  }
+  throw std::runtime_error("no device " + address);
+}
+
+class ResultsJsonTest : public ::testing::Test {
+ protected:
+  Results results_ = testing::hgx_spr_results();
+  Json document_ = parse(results_to_json(results_));
+};
+
+TEST_F(ResultsJsonTest, TopLevelFieldsInSchemaOrder) {
+  std::vector<std::string> keys;
+  const auto ordered = nlohmann::ordered_json::parse(results_to_json(results_));
+  for (const auto& [key, value] : ordered.items()) keys.push_back(key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"schema_version", "tool", "host", "sources", "devices", "verdicts",
+                                            "overall", "summary", "notes"}));
+  EXPECT_EQ(document_["schema_version"], kResultsSchemaVersion);
+  EXPECT_EQ(document_["tool"], (Json{{"name", "pcieval"}, {"version", "0.1.0"}}));
+  EXPECT_EQ(document_["host"], (Json{{"hostname", "hgx-b07"}, {"kernel", "5.15.0-126-generic"}}));
+  EXPECT_EQ(document_["sources"],
+            (Json{{"sysfs_root", "/sys"}, {"topology", "live hwloc"}, {"gpus_under_load", false}}));
+  EXPECT_EQ(document_["overall"], "fail");
+  EXPECT_EQ(document_["summary"], results_.summary);
+  EXPECT_EQ(document_["notes"], Json::array({"GPU links were read without load"}));
+}
+
+TEST_F(ResultsJsonTest, PrettyPrintedWithTwoSpacesAndTrailingNewline) {
+  const std::string text = results_to_json(results_);
+  ASSERT_FALSE(text.empty());
+  EXPECT_EQ(text.back(), '\n');
+  EXPECT_EQ(text.substr(0, 22), "{\n  \"schema_version\": ");
+}
+
+TEST_F(ResultsJsonTest, IdsAreLowercaseHexAsLspciPrints) {
+  const Json& gpu = device(document_, "0000:17:00.0");
+  EXPECT_EQ(gpu["kind"], "gpu");
+  EXPECT_EQ(gpu["vendor_id"], "10de");
+  EXPECT_EQ(gpu["device_id"], "2331");
+  EXPECT_EQ(gpu["class_code"], "030200");
+  EXPECT_EQ(gpu["virtual_function"], false);
+  EXPECT_EQ(device(document_, "0000:02:00.0")["class_code"], "030000");
+  EXPECT_EQ(device(document_, "0000:18:00.0")["class_code"], "020700");
+}
+
+TEST_F(ResultsJsonTest, LinkStatesAreNumbers) {
+  const Json& gpu = device(document_, "0000:17:00.0");
+  const Json& current = gpu["link"]["current"];
+  ASSERT_TRUE(current["generation"].is_number_integer());
+  ASSERT_TRUE(current["speed_gts"].is_number_float());
+  ASSERT_TRUE(current["width"].is_number_integer());
+  EXPECT_EQ(current["generation"], 1);
+  EXPECT_DOUBLE_EQ(current["speed_gts"].get<double>(), 2.5);
+  EXPECT_EQ(current["width"], 8);
+  EXPECT_EQ(gpu["link"]["max"], (Json{{"generation", 5}, {"speed_gts", 32.0}, {"width", 16}}));
+  EXPECT_EQ(gpu["numa_node"], 0);
+  EXPECT_EQ(gpu["cpulist"], "0-55,112-167");
+}
+
+TEST_F(ResultsJsonTest, PathListsEveryHopWithBothEnds) {
+  const Json& path = device(document_, "0000:17:00.0")["path"];
+  ASSERT_EQ(path.size(), 2u);
+  EXPECT_EQ(path[0]["downstream"], "0000:17:00.0");
+  EXPECT_EQ(path[0]["upstream"], "0000:16:10.0");
+  EXPECT_EQ(path[0]["position"], "device_link");
+  EXPECT_EQ(path[0]["negotiated"]["width"], 8);
+  EXPECT_EQ(path[0]["expected"], (Json{{"generation", 5}, {"speed_gts", 32.0}, {"width", 16}}));
+  EXPECT_EQ(path[1]["downstream"], "0000:15:00.0");
+  EXPECT_EQ(path[1]["upstream"], "0000:14:01.0");
+  EXPECT_EQ(path[1]["position"], "uplink");
+  EXPECT_EQ(path[1]["upstream_current"]["generation"], 5);
+}
+
+TEST_F(ResultsJsonTest, ErrorReadingIsNullAndItsReasonIsListed) {
+  const Json& nvme = device(document_, "0000:3b:00.0");
+  const Json& hop = nvme["path"][0];
+  // Only the failed half is null: the width of the root port is still known.
+  EXPECT_TRUE(hop["upstream_max"]["generation"].is_null());
+  EXPECT_TRUE(hop["upstream_max"]["speed_gts"].is_null());
+  EXPECT_EQ(hop["upstream_max"]["width"], 4);
+  EXPECT_TRUE(hop["expected"].is_null());
+  EXPECT_EQ(hop["negotiated"]["generation"], 5);
+  EXPECT_THAT(nvme["unknown"], Contains("0000:3a:01.0 max_link_speed: kernel reports link speed 'Unknown speed'"));
+}
+
+TEST_F(ResultsJsonTest, NumaNodeFallsBackToHwlocAndKeepsTheSysfsReason) {
+  const Json& nvme = device(document_, "0000:3b:00.0");
+  EXPECT_EQ(nvme["numa_node"], 0);
+  EXPECT_THAT(nvme["unknown"], Contains("0000:3b:00.0 numa_node: no NUMA affinity"));
+  EXPECT_EQ(nvme["unknown"].size(), 2u);
+}
+
+TEST_F(ResultsJsonTest, UnknownNumaWithoutHwlocIsNull) {
+  results_.evidence.devices[3].locality.reset();
+  const Json document = parse(results_to_json(results_));
+  const Json& nvme = device(document, "0000:3b:00.0");
+  EXPECT_TRUE(nvme["numa_node"].is_null());
+  EXPECT_EQ(nvme["cpulist"], "0-55,112-167");
+  EXPECT_TRUE(nvme["locality"].is_null());
+}
+
+TEST_F(ResultsJsonTest, SameReadingOfOnePortIsListedOnce) {
+  // The device's own link and path[0]'s downstream end are one port's reading.
+  DeviceRecord& gpu = results_.evidence.devices[1];
+  gpu.function.link->current_width = make_error("cannot read current_link_width: Input/output error");
+  gpu.path[0].downstream_end.current_width = gpu.function.link->current_width;
+  const Json document = parse(results_to_json(results_));
+  const Json& out = device(document, "0000:17:00.0");
+  EXPECT_TRUE(out["link"]["current"]["width"].is_null());
+  EXPECT_EQ(out["link"]["current"]["generation"], 1);
+  EXPECT_TRUE(out["path"][0]["downstream_current"]["width"].is_null());
+  // The upstream end still knows the width, so the link's state is known.
+  EXPECT_EQ(out["path"][0]["negotiated"]["width"], 8);
+  EXPECT_EQ(out["unknown"], Json::array({"0000:17:00.0 current_link_width: cannot read current_link_width: "
+                                         "Input/output error"}));
+}
+
+TEST_F(ResultsJsonTest, DeviceWithoutLinkAttributesHasNullLinkAndEmptyPath) {
+  const Json& vga = device(document_, "0000:02:00.0");
+  EXPECT_EQ(vga["kind"], "other");
+  EXPECT_TRUE(vga["link"].is_null());
+  EXPECT_EQ(vga["path"], Json::array());
+  EXPECT_TRUE(vga["locality"].is_null());
+  EXPECT_EQ(vga["unknown"], Json::array());
+  EXPECT_EQ(vga["notes"], Json::array());
+}
+
+TEST_F(ResultsJsonTest, LocalityListsAncestorBridges) {
+  const Json& locality = device(document_, "0000:17:00.0")["locality"];
+  EXPECT_EQ(locality, (Json{{"numa_node", 0},
+                            {"cpulist", "0-55,112-167"},
+                            {"ancestor_bridges", {"0000:16:10.0", "0000:15:00.0", "0000:14:01.0"}}}));
+}
+
+TEST_F(ResultsJsonTest, AerCountersAreNumbersAndAbsentFilesAreNull) {
+  const Json& aer = device(document_, "0000:17:00.0")["aer"];
+  EXPECT_EQ(aer["correctable"]["counts"]["BadDLLP"], 41);
+  EXPECT_EQ(aer["correctable"]["total"], 56);
+  EXPECT_EQ(aer["fatal"]["counts"]["DLP"], 0);
+  EXPECT_TRUE(aer["fatal"]["total"].is_null());
+  EXPECT_TRUE(aer["nonfatal"].is_null());
+}
+
+TEST_F(ResultsJsonTest, VerdictsCarryStatusCodeLinkAndRemediation) {
+  const Json& verdicts = document_["verdicts"];
+  ASSERT_EQ(verdicts.size(), 5u);
+  EXPECT_EQ(verdicts[0]["subject"], "0000:17:00.0");
+  EXPECT_EQ(verdicts[0]["status"], "link_downgraded");
+  EXPECT_EQ(verdicts[0]["code"], "link_width_below_expected");
+  EXPECT_EQ(verdicts[0]["link"], (Json{{"downstream", "0000:17:00.0"}, {"upstream", "0000:16:10.0"}}));
+  EXPECT_THAT(verdicts[0]["remediation"].get<std::string>(), HasSubstr("reseat"));
+  EXPECT_TRUE(verdicts[1]["link"].is_null());
+  EXPECT_EQ(verdicts[1]["remediation"], "");
+  EXPECT_EQ(verdicts[4]["subject"], "node");
+  EXPECT_EQ(verdicts[4]["status"], "missing");
+}
+
+TEST_F(ResultsJsonTest, TopologyNullWhenHwlocFailed) {
+  results_.evidence.topology.reset();
+  EXPECT_TRUE(parse(results_to_json(results_))["sources"]["topology"].is_null());
+}
+
+TEST_F(ResultsJsonTest, WiderPciDomainPrintsAllDigits) {
+  results_.evidence.devices[0].function.bdf = testing::bdf("10000:01:00.0");
+  EXPECT_EQ(parse(results_to_json(results_))["devices"][0]["bdf"], "10000:01:00.0");
+}
+
+TEST_F(ResultsJsonTest, InvalidUtf8IsReplacedNotThrown) {
+  results_.evidence.host.hostname = "node\xff";
+  std::string text;
+  EXPECT_NO_THROW(text = results_to_json(results_));
+  EXPECT_EQ(parse(text)["host"]["hostname"], "node\xEF\xBF\xBD");
+}
+
+TEST(DevicesJsonTest, SameDeviceObjectsAsTheResultsDocument) {
+  const Results results = testing::hgx_spr_results();
+  const Json topo = Json::parse(devices_to_json(results.evidence));
+  EXPECT_EQ(topo.size(), 3u);
+  EXPECT_EQ(topo["schema_version"], kResultsSchemaVersion);
+  EXPECT_EQ(topo["host"]["hostname"], "hgx-b07");
+  EXPECT_EQ(topo["devices"], Json::parse(results_to_json(results))["devices"]);
+  EXPECT_EQ(devices_to_json(results.evidence).back(), '\n');
+}
+
+TEST(DevicesJsonTest, EmptyEvidenceGivesEmptyArrays) {
+  const Json document = Json::parse(results_to_json(Results{}));
+  EXPECT_EQ(document["devices"], Json::array());
+  EXPECT_EQ(document["verdicts"], Json::array());
+  EXPECT_EQ(document["notes"], Json::array());
+  EXPECT_EQ(document["overall"], "pass");
+}
+
+}  // namespace
+}  // namespace pcieval
