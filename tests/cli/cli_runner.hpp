@@ -1,0 +1,65 @@
+// Runs the built pcieval binary the way an operator or a script would, and
+// captures what it printed and its exit code.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace pcieval::testing {
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+inline std::string slurp(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+inline std::string shell_quote(const std::string& text) {
+  std::string quoted = "'";
+  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// `args` is passed through the shell; quote anything user-like with shell_quote.
+inline CliRun run_pcieval(const std::string& args) {
+  static int counter = 0;
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("pcieval-cli-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+  std::filesystem::create_directories(dir);
+  const std::string command = std::string(PCIEVAL_BINARY) + " " + args + " >" + shell_quote(dir / "out") + " 2>" +
+                              shell_quote(dir / "err") + " </dev/null";
+  const int status = std::system(command.c_str());
+  CliRun run;
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  run.out = slurp(dir / "out");
+  run.err = slurp(dir / "err");
+  std::filesystem::remove_all(dir);
+  return run;
+}
+
+inline std::filesystem::path fixture(const std::string& machine) {
+  return std::filesystem::path(PCIEVAL_FIXTURES_DIR) / machine;
+}
+
+// "--sysfs-root <machine>/sys --topology-xml <machine>/topology.xml": nothing
+// of the machine running the test is read.
+inline std::string fixture_args(const std::string& machine) {
+  return "--sysfs-root " + shell_quote(fixture(machine) / "sys") + " --topology-xml " +
+         shell_quote(fixture(machine) / "topology.xml");
+}
+
+}  // namespace pcieval::testing
