@@ -28,7 +28,7 @@ test: build
 
 bench: build
 	@scripts/install-deps.sh --bench
-	bench/check_vs_lstopo.sh $(BUILD_DIR)
+	bench/check_vs_lstopo.sh -b $(BUILD_DIR)
 
 format:
 	git ls-files '*.cpp' '*.hpp' | xargs clang-format -i

@@ -110,3 +110,19 @@ printf '%-34s %10.3f ms\n' "pcieval check, mean wall time" "$pcieval_ms"
 printf '%-34s %10.3f ms\n' "lstopo --of console, mean wall time" "$lstopo_ms"
 awk -v a="$pcieval_ms" -v b="$lstopo_ms" 'BEGIN { printf "%-34s %10.2f\n", "ratio pcieval / lstopo", (b > 0 ? a / b : 0) }'
 awk -v k="$rss_kib" -v how="$rss_how" 'BEGIN { printf "%-34s %10.1f MiB (%s)\n", "pcieval peak RSS", k / 1024, how }'
+
+# Instructions are repeatable where wall time is not (shared, noisy machines):
+# callgrind counts the same total for the same binary and inputs every time.
+# Wall time also pays for pcieval's ~1000 sysfs opens and the fsync of its
+# results document, which instructions do not show.
+if command -v valgrind >/dev/null; then
+  instructions() {
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null |
+      awk '/ refs:/ { gsub(/,/, "", $NF); print $NF }'
+  }
+  pcieval_ir=$(instructions "${pcieval_cmd[@]}")
+  lstopo_ir=$(instructions "${lstopo_cmd[@]}")
+  awk -v a="$pcieval_ir" -v b="$lstopo_ir" 'BEGIN {
+    printf "%-34s %10.2f M\n%-34s %10.2f M\n%-34s %10.2f\n", "pcieval instructions (callgrind)", a / 1e6,
+      "lstopo instructions (callgrind)", b / 1e6, "instruction ratio pcieval / lstopo", (b > 0 ? a / b : 0) }'
+fi

@@ -36,7 +36,8 @@ enum class PortRole { kEndpoint, kRootPort, kUpstreamPort, kDownstreamPort };
 [[nodiscard]] std::string_view to_string(PortRole role);
 
 // AER counters of one sysfs file (aer_dev_correctable, _fatal, _nonfatal):
-// every named counter and the TOTAL_ERR_* line.
+// the non-zero named counters (an absent name counted 0) and the TOTAL_ERR_*
+// line.
 struct AerCounters {
   std::map<std::string, std::uint64_t> counts;
   std::optional<std::uint64_t> total;
