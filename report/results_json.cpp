@@ -99,7 +99,10 @@ class UnknownReasons {
   template <class T>
   void add(const PciAddress& bdf, std::string_view attribute, const Reading<T>& reading) {
     if (reading) return;
-    std::string entry = to_string(bdf) + " " + std::string(attribute) + ": " + reading.error().message;
+    // Readers usually name the attribute already ("numa_node: no NUMA affinity").
+    const std::string& message = reading.error().message;
+    std::string entry =
+        to_string(bdf) + " " + (message.starts_with(attribute) ? message : std::string(attribute) + ": " + message);
     if (seen_.insert(entry).second) reasons_.push_back(std::move(entry));
   }
 

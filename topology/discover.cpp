@@ -98,7 +98,10 @@ Result<Evidence> discover(const DiscoveryOptions& options) {
     if (auto found = sysfs_notes.by_function.find(function.bdf); found != sysfs_notes.by_function.end()) {
       notes = std::move(found->second);
     }
-    if (function.is_bridge) {
+    // A host bridge (class 0600) is the root complex itself, not a device on
+    // a link: listing it would only add a "not judged" row per socket.
+    const bool host_bridge = (function.class_code >> 8) == 0x0600;
+    if (function.is_bridge || host_bridge) {
       // Bridges are no device of their own; their caveats still matter to the
       // paths that run through them.
       for (const auto& note : notes) evidence.notes.push_back(to_string(function.bdf) + ": " + note);
