@@ -56,6 +56,16 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
 
-  if (check_cmd->parsed()) return pcieval::app::run_check(check);
-  return pcieval::app::run_topo(topo);
+  // Library code returns errors as values; anything thrown past it (out of
+  // memory, a bug) still ends with one line and "could not judge", never
+  // with std::terminate's core dump in a Slurm prolog.
+  try {
+    if (check_cmd->parsed()) return pcieval::app::run_check(check);
+    return pcieval::app::run_topo(topo);
+  } catch (const std::exception& e) {
+    pcieval::app::print_error(std::string("internal error: ") + e.what());
+  } catch (...) {
+    pcieval::app::print_error("internal error: unknown exception");
+  }
+  return pcieval::app::kExitInconclusive;
 }

@@ -21,9 +21,9 @@ Reading<LinkState> Link::expected() const {
 }
 
 Reading<LinkState> Link::negotiated() const {
-  const auto down = downstream_end.negotiated();
+  auto down = downstream_end.negotiated();
   if (down) return down;
-  const auto up = upstream_end.negotiated();
+  auto up = upstream_end.negotiated();
   if (up) return up;
   return make_error("negotiated state unknown at both ends: " + to_string(downstream) + ": " + down.error().message +
                     "; " + to_string(upstream) + ": " + up.error().message);

@@ -16,6 +16,7 @@ struct PciAddress {
   std::uint8_t device = 0;    // 0..31
   std::uint8_t function = 0;  // 0..7
 
+  // NOLINTNEXTLINE(modernize-use-nullptr): clang-tidy 14 misreads defaulted <=>.
   auto operator<=>(const PciAddress&) const = default;
 };
 
