@@ -80,12 +80,21 @@ Row device_row(const Results& results, const DeviceRecord& record) {
     expected = state_text(record.path.front().expected());
     negotiated = state_text(record.path.front().negotiated());
   }
+  std::string status = "not judged";
+  if (verdict != nullptr) {
+    status = std::string(to_string(verdict->status));
+  } else if (record.function.bdf.function != 0 && !record.path.empty()) {
+    // Function 1 of a GPU or a NIC reports function 0's link, judged there.
+    PciAddress zero = record.function.bdf;
+    zero.function = 0;
+    if (verdict_for(results.verdicts, to_string(zero)) != nullptr) status = "see " + to_string(zero);
+  }
   return Row{bdf,
              std::string(to_string(record.function.kind)),
              path_text(record),
              std::move(expected),
              std::move(negotiated),
-             verdict != nullptr ? std::string(to_string(verdict->status)) : "not judged"};
+             std::move(status)};
 }
 
 void append_row(std::string& out, const Row& row, const std::array<std::size_t, 6>& widths) {
@@ -123,6 +132,17 @@ std::string render_check_table(const Results& results) {
     out += verdict.subject + ": " + std::string(to_string(verdict.status)) + " [" +
            std::string(to_string(verdict.code)) + "] " + verdict.reason + "\n";
     if (!verdict.remediation.empty()) out += "  -> " + verdict.remediation + "\n";
+  }
+
+  // Caveats found while reading (hwloc and sysfs disagreeing, unreadable
+  // identity files) belong beside the verdicts, not only in the JSON.
+  first = true;
+  for (const DeviceRecord& record : results.evidence.devices) {
+    for (const std::string& note : record.notes) {
+      if (first) out += '\n';
+      first = false;
+      out += to_string(record.function.bdf) + ": note: " + note + "\n";
+    }
   }
 
   if (!results.summary.empty()) out += "\n" + results.summary + "\n";

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -46,6 +47,22 @@ hwloc_obj_t find_pci_bridge(hwloc_topology_t topology, const PciAddress& address
   return nullptr;
 }
 
+// hwloc 3 writes <topology version="3.0">, which hwloc 2.x refuses with a bare
+// "Invalid argument". Saying which version the file is tells the operator
+// that the file is fine and the library is old.
+std::optional<std::string> xml_format_version(const std::filesystem::path& xml) {
+  std::ifstream in(xml);
+  std::string head(4096, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  const std::string marker = "<topology version=\"";
+  const auto start = head.find(marker);
+  if (start == std::string::npos) return std::nullopt;
+  const auto end = head.find('"', start + marker.size());
+  if (end == std::string::npos) return std::nullopt;
+  return head.substr(start + marker.size(), end - start - marker.size());
+}
+
 }  // namespace
 
 Result<HwlocTopology> HwlocTopology::load_live() {
@@ -72,6 +89,11 @@ Result<HwlocTopology> HwlocTopology::load_xml(const std::filesystem::path& xml) 
   // error returned here says it in one line. A caller's setting is kept.
   ::setenv("HWLOC_XML_VERBOSE", "0", 0);
   if (hwloc_topology_set_xml(owner.topology_, name.c_str()) != 0 || hwloc_topology_load(owner.topology_) != 0) {
+    const auto version = xml_format_version(xml);
+    if (version && !version->empty() && version->front() > '2') {
+      return make_error("topology XML " + name + " is hwloc XML version " + *version + ", newer than hwloc " +
+                        HWLOC_VERSION + " can read (export it with an hwloc 2.x `lstopo --of xml`)");
+    }
     return make_error("topology XML " + name + " is not an hwloc XML topology that hwloc " + HWLOC_VERSION +
                       " can load (write one with `lstopo --of xml`)");
   }

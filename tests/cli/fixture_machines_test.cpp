@@ -157,3 +157,17 @@ TEST(Topo, JsonListsEveryGpu) {
 
 }  // namespace
 }  // namespace pcieval::testing
+
+namespace pcieval::testing {
+namespace {
+
+TEST(CheckTable, NotesAndSharedFunctionsAreShown) {
+  // The Milan fixture's XML deliberately disagrees with its sysfs tree.
+  const auto run = run_pcieval("check " + fixture_args("milan_nic_x8_in_x16_slot"));
+  EXPECT_THAT(run.out, ::testing::HasSubstr("0000:c1:00.0: note: hwloc places 0000:c1:00.0 under 0000:c0:03.2, "
+                                            "sysfs under 0000:c0:03.1"));
+  EXPECT_THAT(run.out, ::testing::ContainsRegex("0000:41:00.1 +nic .* see 0000:41:00.0\n"));
+}
+
+}  // namespace
+}  // namespace pcieval::testing

@@ -92,6 +92,23 @@ TEST(HwlocTopology, MalformedXmlIsAOneLineErrorNamingTheFile) {
   }
 }
 
+TEST(HwlocTopology, NewerXmlFormatSaysWhichVersion) {
+  // hwloc 3 (its git master, which wrote the DGX-2 XML in hwloc's own tests)
+  // exports version 3.0; Debian's hwloc 2.9 cannot import it.
+  testing::TempDir temp;
+  const auto newer = temp.path() / "hwloc3.xml";
+  testing::write_file(newer,
+                      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">\n"
+                      "<topology version=\"3.0\">\n  <object type=\"Machine\" os_index=\"0\" "
+                      "cpuset=\"0x00000001\" complete_cpuset=\"0x00000001\" allowed_cpuset=\"0x00000001\" "
+                      "nodeset=\"0x00000001\" complete_nodeset=\"0x00000001\" allowed_nodeset=\"0x00000001\" "
+                      "gp_index=\"1\"/>\n</topology>\n");
+  const auto topology = HwlocTopology::load_xml(newer);
+  ASSERT_FALSE(topology.ok());
+  EXPECT_THAT(topology.error().message, HasSubstr("is hwloc XML version 3.0, newer than hwloc"));
+  EXPECT_THAT(topology.error().message, HasSubstr(newer.string()));
+}
+
 TEST(HwlocTopology, DirectoryIsNotAnXml) {
   testing::TempDir temp;
   const auto topology = HwlocTopology::load_xml(temp.path());
