@@ -96,6 +96,24 @@ Reading<LinkState> combine(const Reading<PcieGen>& speed, const Reading<int>& wi
 
 }  // namespace
 
+PortLinkReading PortLinkReading::known(const LinkState& capable, const LinkState& negotiated) {
+  PortLinkReading reading;
+  reading.max_speed = capable.gen;
+  reading.max_width = capable.width;
+  reading.current_speed = negotiated.gen;
+  reading.current_width = negotiated.width;
+  return reading;
+}
+
+PortLinkReading PortLinkReading::unknown(const Error& reason) {
+  PortLinkReading reading;
+  reading.max_speed = reason;
+  reading.max_width = reason;
+  reading.current_speed = reason;
+  reading.current_width = reason;
+  return reading;
+}
+
 Reading<LinkState> PortLinkReading::capable() const { return combine(max_speed, max_width); }
 
 Reading<LinkState> PortLinkReading::negotiated() const { return combine(current_speed, current_width); }

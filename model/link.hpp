@@ -63,6 +63,11 @@ struct PortLinkReading {
   Reading<PcieGen> current_speed = make_error("not read");
   Reading<int> current_width = make_error("not read");
 
+  // A port whose four readings all succeeded.
+  [[nodiscard]] static PortLinkReading known(const LinkState& capable, const LinkState& negotiated);
+  // A port none of whose readings could be taken, for the one reason given.
+  [[nodiscard]] static PortLinkReading unknown(const Error& reason);
+
   // Both halves known, or the first reason one is not.
   [[nodiscard]] Reading<LinkState> capable() const;
   [[nodiscard]] Reading<LinkState> negotiated() const;

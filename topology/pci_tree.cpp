@@ -15,13 +15,7 @@ const PciFunction* find_function(const std::vector<PciFunction>& functions, cons
 
 PortLinkReading link_reading_of(const PciFunction& function) {
   if (function.link) return *function.link;
-  const Error missing = make_error(to_string(function.bdf) + " exposes no PCIe link attributes");
-  PortLinkReading reading;
-  reading.max_speed = missing;
-  reading.max_width = missing;
-  reading.current_speed = missing;
-  reading.current_width = missing;
-  return reading;
+  return PortLinkReading::unknown(make_error(to_string(function.bdf) + " exposes no PCIe link attributes"));
 }
 
 class RoleResolver {

@@ -67,12 +67,7 @@ TEST(LinkState, LowerOfTakesSpeedAndWidthIndependently) {
 }
 
 PortLinkReading port(PcieGen max_gen, int max_width, PcieGen cur_gen, int cur_width) {
-  PortLinkReading reading;
-  reading.max_speed = max_gen;
-  reading.max_width = max_width;
-  reading.current_speed = cur_gen;
-  reading.current_width = cur_width;
-  return reading;
+  return PortLinkReading::known(LinkState{max_gen, max_width}, LinkState{cur_gen, cur_width});
 }
 
 TEST(Link, ExpectedIsTheLowerCapabilityOfBothEnds) {
@@ -103,6 +98,20 @@ TEST(Link, NegotiatedFallsBackToTheUpstreamEnd) {
   EXPECT_EQ(*link.negotiated(), (LinkState{PcieGen::kGen3, 8}));
   link.upstream_end.current_speed = make_error("unreadable");
   EXPECT_FALSE(link.negotiated().ok());
+}
+
+}  // namespace
+}  // namespace pcieval
+
+namespace pcieval {
+namespace {
+
+TEST(PortLinkReading, UnknownCarriesOneReasonToEveryHalf) {
+  const auto reading = PortLinkReading::unknown(make_error("0000:00:14.0 exposes no PCIe link attributes"));
+  ASSERT_FALSE(reading.capable().ok());
+  ASSERT_FALSE(reading.negotiated().ok());
+  EXPECT_EQ(reading.capable().error().message, "0000:00:14.0 exposes no PCIe link attributes");
+  EXPECT_EQ(reading.current_width.error().message, "0000:00:14.0 exposes no PCIe link attributes");
 }
 
 }  // namespace

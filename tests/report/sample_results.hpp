@@ -17,12 +17,7 @@ namespace pcieval::testing {
 inline PciAddress bdf(const std::string& text) { return parse_pci_address(text).value(); }
 
 inline PortLinkReading port(PcieGen max_gen, int max_width, PcieGen current_gen, int current_width) {
-  PortLinkReading reading;
-  reading.max_speed = max_gen;
-  reading.max_width = max_width;
-  reading.current_speed = current_gen;
-  reading.current_width = current_width;
-  return reading;
+  return PortLinkReading::known(LinkState{max_gen, max_width}, LinkState{current_gen, current_width});
 }
 
 inline Link make_link(const std::string& downstream, const std::string& upstream, LinkPosition position,

@@ -27,12 +27,7 @@ PortRole role(const std::vector<PciFunction>& functions, const std::string& addr
 }
 
 PortLinkReading healthy(PcieGen gen, int width) {
-  PortLinkReading reading;
-  reading.max_speed = gen;
-  reading.max_width = width;
-  reading.current_speed = gen;
-  reading.current_width = width;
-  return reading;
+  return PortLinkReading::known(LinkState{gen, width}, LinkState{gen, width});
 }
 
 PciFunction make(const std::string& address, std::optional<std::string> parent, bool is_bridge,

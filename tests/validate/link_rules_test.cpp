@@ -11,12 +11,7 @@ namespace {
 PciAddress bdf(const char* text) { return *parse_pci_address(text); }
 
 PortLinkReading port(PcieGen max_gen, int max_width, PcieGen cur_gen, int cur_width) {
-  PortLinkReading reading;
-  reading.max_speed = max_gen;
-  reading.max_width = max_width;
-  reading.current_speed = cur_gen;
-  reading.current_width = cur_width;
-  return reading;
+  return PortLinkReading::known(LinkState{max_gen, max_width}, LinkState{cur_gen, cur_width});
 }
 
 const PortLinkReading kGen4x16 = port(PcieGen::kGen4, 16, PcieGen::kGen4, 16);
