@@ -1,4 +1,5 @@
-// `pcieval check`: discover, judge, tell.
+// `pcieval check`: discover, judge, tell; and the judge-and-tell half that
+// `pcieval validate` shares.
 #include <algorithm>
 #include <iostream>
 
@@ -53,6 +54,10 @@ int run_check(const CheckOptions& options) {
                 "is inconclusive, not a downgrade"
               : "no NVIDIA GPU found: GPU probes skipped; judged the host's PCIe links only");
 
+  return judge_and_report(std::move(results), options.judge);
+}
+
+int judge_and_report(Results results, const JudgeOptions& options) {
   LinkRuleOptions rules;
   rules.expected_gpus = options.expected_gpus;
   results.verdicts = judge_links(results.evidence, rules);

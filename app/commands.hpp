@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "model/results.hpp"
 #include "topology/discover.hpp"
 
 namespace pcieval::app {
@@ -22,11 +23,22 @@ struct SourceOptions {
   std::optional<std::string> topology_xml;
 };
 
-struct CheckOptions {
-  SourceOptions sources;
+// How evidence is judged and where the outcome goes: the flags check and
+// validate share.
+struct JudgeOptions {
   std::optional<std::string> output_path;  // -o FILE; "-" is stdout
   std::optional<int> expected_gpus;
   bool quiet = false;  // no table on stdout
+};
+
+struct CheckOptions {
+  SourceOptions sources;
+  JudgeOptions judge;
+};
+
+struct ValidateOptions {
+  std::string input_path;  // the results document to judge again; "-" is stdin
+  JudgeOptions judge;
 };
 
 struct TopoOptions {
@@ -39,6 +51,14 @@ struct TopoOptions {
 
 [[nodiscard]] int run_check(const CheckOptions& options);
 [[nodiscard]] int run_topo(const TopoOptions& options);
+[[nodiscard]] int run_validate(const ValidateOptions& options);
+
+// The tail of check and validate: judges results.evidence (replacing any
+// verdicts, overall and summary it carries), prints the notes and the table
+// unless quiet or the document goes to stdout, writes -o FILE atomically, and
+// returns the exit code of the outcome (kExitUsage when the file was not
+// written).
+[[nodiscard]] int judge_and_report(Results results, const JudgeOptions& options);
 
 // "pcieval: error: <message>" on stderr, one line.
 void print_error(const std::string& message);

@@ -18,9 +18,17 @@ void add_source_flags(CLI::App& command, pcieval::app::SourceOptions& sources) {
       ->type_name("FILE");
 }
 
-}  // namespace
+// -o, --expect-gpus and -q: how check and validate judge and where they tell.
+void add_judge_flags(CLI::App& command, pcieval::app::JudgeOptions& judge) {
+  command.add_option("-o,--output", judge.output_path, "Write the results document (JSON) to FILE, atomically")
+      ->type_name("FILE");
+  command.add_option("--expect-gpus", judge.expected_gpus, "Report 'missing' when fewer than N GPUs are found")
+      ->type_name("N")
+      ->check(CLI::NonNegativeNumber);
+  command.add_flag("-q,--quiet", judge.quiet, "Print no table; the exit code and -o FILE carry the result");
+}
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   CLI::App cli{"pcieval: find GPU and host PCIe links that trained below what their slots can do."};
   cli.set_version_flag("--version", std::string("pcieval ") + PCIEVAL_VERSION);
   cli.require_subcommand(1);
@@ -29,18 +37,21 @@ int main(int argc, char** argv) {
   CLI::App* check_cmd = cli.add_subcommand(
       "check", "Judge every PCIe device's path up to its root port; exit 0 pass, 1 fail, 2 usage, 3 inconclusive");
   add_source_flags(*check_cmd, check.sources);
-  check_cmd->add_option("-o,--output", check.output_path, "Write the results document (JSON) to FILE, atomically")
-      ->type_name("FILE");
-  check_cmd->add_option("--expect-gpus", check.expected_gpus, "Report 'missing' when fewer than N GPUs are found")
-      ->type_name("N")
-      ->check(CLI::NonNegativeNumber);
-  check_cmd->add_flag("-q,--quiet", check.quiet, "Print no table; the exit code and -o FILE carry the result");
+  add_judge_flags(*check_cmd, check.judge);
 
   pcieval::app::TopoOptions topo;
   CLI::App* topo_cmd =
       cli.add_subcommand("topo", "Print GPUs, NICs and NVMe drives under their root ports with NUMA nodes");
   add_source_flags(*topo_cmd, topo.sources);
   topo_cmd->add_flag("--json", topo.json, "Print the devices as JSON");
+
+  pcieval::app::ValidateOptions validate;
+  CLI::App* validate_cmd =
+      cli.add_subcommand("validate", "Judge the evidence of a results document (check -o) again; exit codes as check");
+  validate_cmd->add_option("RESULTS", validate.input_path, "The results document to judge; '-' reads stdin")
+      ->type_name("FILE")
+      ->required();
+  add_judge_flags(*validate_cmd, validate.judge);
 
   try {
     cli.parse(argc, argv);
@@ -56,12 +67,19 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
 
+  if (check_cmd->parsed()) return pcieval::app::run_check(check);
+  if (validate_cmd->parsed()) return pcieval::app::run_validate(validate);
+  return pcieval::app::run_topo(topo);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
   // Library code returns errors as values; anything thrown past it (out of
   // memory, a bug) still ends with one line and "could not judge", never
   // with std::terminate's core dump in a Slurm prolog.
   try {
-    if (check_cmd->parsed()) return pcieval::app::run_check(check);
-    return pcieval::app::run_topo(topo);
+    return run(argc, argv);
   } catch (const std::exception& e) {
     pcieval::app::print_error(std::string("internal error: ") + e.what());
   } catch (...) {
