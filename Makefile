@@ -28,6 +28,7 @@ run: binary
 	./$(BUILD_DIR)/pcieval check $(ARGS)
 
 test: build
+	@scripts/install-deps.sh --test
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
 
 bench: build
@@ -38,7 +39,7 @@ format:
 	git ls-files '*.cpp' '*.hpp' | xargs clang-format -i
 
 tidy: build
-	git ls-files 'model/*.cpp' 'topology/*.cpp' 'validate/*.cpp' 'report/*.cpp' 'app/*.cpp' | \
+	git ls-files 'model/*.cpp' 'topology/*.cpp' 'validate/*.cpp' 'ingest/*.cpp' 'report/*.cpp' 'app/*.cpp' | \
 	  xargs clang-tidy -p $(BUILD_DIR) --quiet
 
 clean:

@@ -6,6 +6,8 @@
 #include "app/commands.hpp"
 #include "model/results.hpp"
 #include "report/atomic_file.hpp"
+#include "report/junit.hpp"
+#include "report/prometheus.hpp"
 #include "report/results_json.hpp"
 #include "report/table.hpp"
 #include "topology/discover.hpp"
@@ -69,13 +71,22 @@ int judge_and_report(Results results, const JudgeOptions& options) {
     for (const auto& note : results.evidence.notes) std::cout << "note: " << note << "\n";
     std::cout << render_check_table(results);
   }
-  if (options.output_path) {
-    const Status written = write_file_atomically(*options.output_path, results_to_json(results));
-    if (!written) {
+  // Every requested output is attempted even when one fails, so a full disk
+  // for the JSON does not also cost the metrics; any failure is exit 2.
+  const double started_s = std::chrono::duration<double>(options.started.time_since_epoch()).count();
+  const double duration_s = std::chrono::duration<double>(std::chrono::system_clock::now() - options.started).count();
+  bool all_written = true;
+  const auto write = [&](const std::optional<std::string>& path, const auto& render) {
+    if (!path) return;
+    if (const Status written = write_file_atomically(*path, render()); !written) {
       print_error(written.error().message);
-      return kExitUsage;
+      all_written = false;
     }
-  }
+  };
+  write(options.output_path, [&] { return results_to_json(results); });
+  write(options.prom_path, [&] { return render_prometheus(results, started_s, duration_s); });
+  write(options.junit_path, [&] { return render_junit(results, "pcieval", started_s); });
+  if (!all_written) return kExitUsage;
   return exit_code_of(results.overall);
 }
 

@@ -2,8 +2,10 @@
 // code from the table in DESIGN.md; app/ is the only layer that knows them.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "model/results.hpp"
 #include "topology/discover.hpp"
@@ -27,8 +29,12 @@ struct SourceOptions {
 // validate share.
 struct JudgeOptions {
   std::optional<std::string> output_path;  // -o FILE; "-" is stdout
+  std::optional<std::string> prom_path;    // --prom FILE: node_exporter textfile
+  std::optional<std::string> junit_path;   // --junit FILE
   std::optional<int> expected_gpus;
   bool quiet = false;  // no table on stdout
+  // When the command started: the Prometheus run timestamp and duration.
+  std::chrono::system_clock::time_point started = std::chrono::system_clock::now();
 };
 
 struct CheckOptions {
@@ -38,6 +44,11 @@ struct CheckOptions {
 
 struct ValidateOptions {
   std::string input_path;  // the results document to judge again; "-" is stdin
+  JudgeOptions judge;
+};
+
+struct DiagnoseOptions {
+  std::vector<std::string> input_paths;  // captured text, merged in order; "-" is stdin
   JudgeOptions judge;
 };
 
@@ -52,8 +63,9 @@ struct TopoOptions {
 [[nodiscard]] int run_check(const CheckOptions& options);
 [[nodiscard]] int run_topo(const TopoOptions& options);
 [[nodiscard]] int run_validate(const ValidateOptions& options);
+[[nodiscard]] int run_diagnose(const DiagnoseOptions& options);
 
-// The tail of check and validate: judges results.evidence (replacing any
+// The tail of check, validate and diagnose: judges results.evidence (replacing any
 // verdicts, overall and summary it carries), prints the notes and the table
 // unless quiet or the document goes to stdout, writes -o FILE atomically, and
 // returns the exit code of the outcome (kExitUsage when the file was not

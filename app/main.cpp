@@ -25,6 +25,12 @@ void add_judge_flags(CLI::App& command, pcieval::app::JudgeOptions& judge) {
   command.add_option("--expect-gpus", judge.expected_gpus, "Report 'missing' when fewer than N GPUs are found")
       ->type_name("N")
       ->check(CLI::NonNegativeNumber);
+  command
+      .add_option("--prom", judge.prom_path,
+                  "Write Prometheus metrics to FILE (for node_exporter's textfile collector: name it *.prom)")
+      ->type_name("FILE");
+  command.add_option("--junit", judge.junit_path, "Write JUnit XML to FILE, one test case per verdict")
+      ->type_name("FILE");
   command.add_flag("-q,--quiet", judge.quiet, "Print no table; the exit code and -o FILE carry the result");
 }
 
@@ -53,6 +59,15 @@ int run(int argc, char** argv) {
       ->required();
   add_judge_flags(*validate_cmd, validate.judge);
 
+  pcieval::app::DiagnoseOptions diagnose;
+  CLI::App* diagnose_cmd =
+      cli.add_subcommand("diagnose", "Judge captured text (lspci -vv) from another machine; exit codes as check");
+  diagnose_cmd
+      ->add_option("FILE", diagnose.input_paths, "Captured text, merged by PCI address in order; '-' reads stdin")
+      ->type_name("FILE...")
+      ->required();
+  add_judge_flags(*diagnose_cmd, diagnose.judge);
+
   try {
     cli.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -69,6 +84,7 @@ int run(int argc, char** argv) {
 
   if (check_cmd->parsed()) return pcieval::app::run_check(check);
   if (validate_cmd->parsed()) return pcieval::app::run_validate(validate);
+  if (diagnose_cmd->parsed()) return pcieval::app::run_diagnose(diagnose);
   return pcieval::app::run_topo(topo);
 }
 

@@ -45,6 +45,8 @@ std::string_view to_string(ReasonCode code) {
       return "link_above_capability";
     case ReasonCode::kGpusMissing:
       return "gpus_missing";
+    case ReasonCode::kLinkPathUnknown:
+      return "link_path_unknown";
   }
   return "link_state_unknown";
 }

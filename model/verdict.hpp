@@ -34,6 +34,7 @@ enum class ReasonCode {
   kLinkStateUnknown,                // "link_state_unknown"
   kLinkAboveCapability,             // "link_above_capability"
   kGpusMissing,                     // "gpus_missing"
+  kLinkPathUnknown,                 // "link_path_unknown"
 };
 
 [[nodiscard]] std::string_view to_string(ReasonCode code);

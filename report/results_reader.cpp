@@ -28,7 +28,8 @@ constexpr std::array kStatuses = {VerdictStatus::kPass,         VerdictStatus::k
 constexpr std::array kCodes = {ReasonCode::kLinkAtExpectedState,    ReasonCode::kLinkSpeedBelowExpected,
                                ReasonCode::kLinkWidthBelowExpected, ReasonCode::kLinkSpeedAndWidthBelowExpected,
                                ReasonCode::kGpuLinkSpeedIdle,       ReasonCode::kLinkStateUnknown,
-                               ReasonCode::kLinkAboveCapability,    ReasonCode::kGpusMissing};
+                               ReasonCode::kLinkAboveCapability,    ReasonCode::kGpusMissing,
+                               ReasonCode::kLinkPathUnknown};
 constexpr std::array kOveralls = {Overall::kPass, Overall::kFail, Overall::kInconclusive};
 
 constexpr std::string_view kNotInDocument = "not in the results document";

@@ -15,6 +15,13 @@ packages=(
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(hwloc-nox)  # lstopo-no-graphics, the reference in bench/
 fi
+if [[ "${1:-}" == "--test" ]]; then
+  # The real consumer of --prom: tests/report/node_exporter_check.sh runs it on
+  # 127.0.0.1 (the test skips when it is absent). Only for tests, never for
+  # `make run`: on a host with systemd the package also enables and starts its
+  # own service on port 9100, which a GPU node should not get by surprise.
+  packages+=(prometheus-node-exporter)
+fi
 
 missing=()
 for package in "${packages[@]}"; do

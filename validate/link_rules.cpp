@@ -110,6 +110,10 @@ std::string remediation_for(ReasonCode code, const Link* link) {
     case ReasonCode::kLinkAboveCapability:
       return "A link cannot run faster than both ends allow: reread with `lspci -vv -s " + device +
              "`; if the registers agree, report the platform's firmware to the vendor.";
+    case ReasonCode::kLinkPathUnknown:
+      return "Capture the whole tree, not one device: `lspci -vvv` as root without -s, or run `pcieval check` on the "
+             "node itself, so every port above " +
+             device + " can be read.";
     case ReasonCode::kGpusMissing:
       return "Compare `nvidia-smi -L` and `lspci -d 10de:` with the node's inventory; a GPU that fell off the bus "
              "shows Xid 79 in dmesg; reseat it or check its power cables, and check that it is enabled in the BIOS.";
@@ -124,7 +128,32 @@ bool has_function_zero_sibling(const PciAddress& bdf, const Evidence& evidence) 
                      [&](const DeviceRecord& d) { return d.function.bdf == zero; });
 }
 
+// A device that reports a working link of its own but no port above it: its
+// path is not in the evidence (a capture of one device, a tree cut short).
+// Root-complex integrated endpoints on live hosts read "Unknown"/x0 and so
+// never get here; they have no link to judge.
+bool has_unplaced_link(const DeviceRecord& device) {
+  return device.path.empty() && device.function.link && device.function.link->negotiated().ok();
+}
+
+Verdict unplaced_verdict(const DeviceRecord& device) {
+  Verdict verdict;
+  verdict.subject = to_string(device.function.bdf);
+  verdict.status = VerdictStatus::kInconclusive;
+  verdict.code = ReasonCode::kLinkPathUnknown;
+  const auto& link = *device.function.link;
+  const auto capable = link.capable();
+  verdict.reason = verdict.subject + " reports a link at " + to_string(link.negotiated().value()) +
+                   (capable ? " (capable " + to_string(capable.value()) + ")" : std::string()) +
+                   ", but the port above it is not in the evidence, so what the link should run at is unknown";
+  Link own;
+  own.downstream = device.function.bdf;
+  verdict.remediation = remediation_for(ReasonCode::kLinkPathUnknown, &own);
+  return verdict;
+}
+
 Verdict verdict_for(const DeviceRecord& device, bool gpus_under_load) {
+  if (has_unplaced_link(device)) return unplaced_verdict(device);
   const bool is_gpu = device.function.kind == DeviceKind::kGpu;
   std::vector<Finding> findings;
   findings.reserve(device.path.size());
@@ -185,7 +214,7 @@ Verdict verdict_for(const DeviceRecord& device, bool gpus_under_load) {
 
 bool is_judged(const DeviceRecord& device, const Evidence& evidence) {
   const PciFunction& function = device.function;
-  if (device.path.empty() || function.is_virtual_function) return false;
+  if ((device.path.empty() && !has_unplaced_link(device)) || function.is_virtual_function) return false;
   return function.bdf.function == 0 || !has_function_zero_sibling(function.bdf, evidence);
 }
 

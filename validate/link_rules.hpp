@@ -17,7 +17,7 @@ struct LinkRuleOptions {
 };
 
 // One verdict per judged device, in device order, then node-wide verdicts.
-// Judged: endpoints with a PCIe path, not SR-IOV virtual functions, and only
+// Judged: endpoints with a PCIe path (or a link whose path is missing), not SR-IOV virtual functions, and only
 // function 0 of a multi-function device (its other functions report the same
 // physical link, so judging them would repeat the verdict).
 //
@@ -28,7 +28,9 @@ struct LinkRuleOptions {
 //   load is inconclusive, never a downgrade: idle GPUs lower their link speed
 //   on purpose. Width, and every link above a switch upstream port, is judged
 //   as read;
-// - an unknown reading makes the device inconclusive, never a pass.
+// - an unknown reading makes the device inconclusive, never a pass;
+// - a device that reports a working link but has no port above it in the
+//   evidence (a partial capture) is inconclusive: its path is unknown.
 [[nodiscard]] std::vector<Verdict> judge_links(const Evidence& evidence, const LinkRuleOptions& options);
 
 // The devices judge_links judges, so callers can tell "nothing to judge".

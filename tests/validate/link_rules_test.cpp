@@ -229,3 +229,37 @@ TEST(Summary, NothingToJudgeSaysSo) {
 
 }  // namespace
 }  // namespace pcieval
+
+namespace pcieval {
+namespace {
+
+TEST(LinkRules, ALinkWithoutAPathIsInconclusiveNotSkipped) {
+  // `lspci -vv -s 41:00.0` pasted into a ticket: the GPU's own LnkSta is
+  // there, the root port above it is not.
+  DeviceRecord lone;
+  lone.function.bdf = *parse_pci_address("0000:41:00.0");
+  lone.function.kind = DeviceKind::kGpu;
+  lone.function.link = PortLinkReading::known(LinkState{PcieGen::kGen4, 16}, LinkState{PcieGen::kGen4, 16});
+  Evidence evidence;
+  evidence.devices = {lone};
+  const auto verdicts = judge_links(evidence, {});
+  ASSERT_EQ(verdicts.size(), 1U);
+  EXPECT_EQ(verdicts[0].status, VerdictStatus::kInconclusive);
+  EXPECT_EQ(verdicts[0].code, ReasonCode::kLinkPathUnknown);
+  EXPECT_NE(verdicts[0].reason.find("Gen4 x16"), std::string::npos);
+}
+
+TEST(LinkRules, IntegratedEndpointReadingUnknownIsNotJudged) {
+  // Root-complex integrated endpoints (an Intel xHCI at 00:14.0) expose the
+  // link files but read "Unknown" and width 0: there is no link to judge.
+  DeviceRecord integrated;
+  integrated.function.bdf = *parse_pci_address("0000:00:14.0");
+  PortLinkReading reading = PortLinkReading::unknown(make_error("current_link_speed: kernel reports 'Unknown'"));
+  integrated.function.link = reading;
+  Evidence evidence;
+  evidence.devices = {integrated};
+  EXPECT_TRUE(judge_links(evidence, {}).empty());
+}
+
+}  // namespace
+}  // namespace pcieval

@@ -1,0 +1,171 @@
+#include "report/junit.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <set>
+
+#include "report/utf8.hpp"
+
+namespace pcieval {
+namespace {
+
+bool allowed_in_xml(char32_t code_point) {
+  return code_point == 0x9 || code_point == 0xa || code_point == 0xd || (code_point >= 0x20 && code_point <= 0xd7ff) ||
+         (code_point >= 0xe000 && code_point <= 0xfffd) || (code_point >= 0x10000 && code_point <= 0x10ffff);
+}
+
+enum class Context { kText, kAttribute };
+
+std::string escaped(std::string_view raw, Context context) {
+  std::string out;
+  out.reserve(raw.size());
+  for (std::size_t pos = 0; pos < raw.size();) {
+    char32_t code_point = utf8::next_code_point(raw, pos);
+    if (!allowed_in_xml(code_point)) code_point = utf8::kReplacement;
+    switch (code_point) {
+      case U'&':
+        out += "&amp;";
+        break;
+      case U'<':
+        out += "&lt;";
+        break;
+      case U'>':
+        out += "&gt;";
+        break;
+      case U'"':
+        out += "&quot;";
+        break;
+      case U'\'':
+        out += "&apos;";
+        break;
+      case U'\r':
+        // Parsers turn a literal CR (or CR LF) into LF, in text and attributes.
+        out += "&#13;";
+        break;
+      case U'\n':
+      case U'\t':
+        // Attribute value normalisation turns literal tabs and newlines into
+        // spaces; references survive it. In text they are kept as they are.
+        if (context == Context::kAttribute) {
+          out += code_point == U'\n' ? "&#10;" : "&#9;";
+        } else {
+          utf8::append(out, code_point);
+        }
+        break;
+      default:
+        utf8::append(out, code_point);
+    }
+  }
+  return out;
+}
+
+std::string attribute(std::string_view name, std::string_view value) {
+  return " " + std::string(name) + "=\"" + escaped(value, Context::kAttribute) + "\"";
+}
+
+// "2024-06-10T06:13:20", or nothing when the time is not one Ant's form can
+// hold.
+std::optional<std::string> iso8601_utc(std::optional<double> seconds) {
+  constexpr double kYear10000 = 253402300800.0;
+  if (!seconds || !std::isfinite(*seconds) || *seconds < 0 || *seconds >= kYear10000) return std::nullopt;
+  using std::chrono::days;
+  const std::chrono::sys_seconds time{std::chrono::seconds(static_cast<std::int64_t>(std::floor(*seconds)))};
+  const auto day = std::chrono::floor<days>(time);
+  const std::chrono::year_month_day date{day};
+  const std::chrono::hh_mm_ss clock{time - day};
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%04d-%02u-%02uT%02d:%02d:%02d", static_cast<int>(date.year()),
+                static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()),
+                static_cast<int>(clock.hours().count()), static_cast<int>(clock.minutes().count()),
+                static_cast<int>(clock.seconds().count()));
+  return std::string(buffer);
+}
+
+std::string class_name(const std::string& hostname) {
+  std::string host = hostname.empty() ? "unknown-host" : hostname;
+  for (char& c : host) {
+    if (c == '.') c = '_';
+  }
+  return "pcieval." + host;
+}
+
+std::string case_name(const Results& results, const std::string& subject) {
+  if (subject == "node") return subject;
+  for (const DeviceRecord& device : results.evidence.devices) {
+    if (to_string(device.function.bdf) == subject) return subject + " " + std::string(to_string(device.function.kind));
+  }
+  return subject;
+}
+
+// What a CI page shows under the message: the next step first, then what
+// automation keys on.
+std::string details(const Verdict& verdict) {
+  std::string text;
+  if (!verdict.remediation.empty()) text += "remediation: " + verdict.remediation + "\n";
+  text += "code: " + std::string(to_string(verdict.code)) + "\n";
+  if (verdict.link) {
+    text += "link: " + to_string(verdict.link->downstream) + " <-> " + to_string(verdict.link->upstream) + "\n";
+  }
+  return text;
+}
+
+std::string test_case(const std::string& classname, const std::string& name, const Verdict& verdict) {
+  std::string xml =
+      "    <testcase" + attribute("classname", classname) + attribute("name", name) + attribute("time", "0");
+  if (verdict.status == VerdictStatus::kPass) return xml + "/>\n";
+  const bool inconclusive = verdict.status == VerdictStatus::kInconclusive;
+  const std::string element = inconclusive ? "error" : "failure";
+  xml += ">\n      <" + element + attribute("message", verdict.reason) +
+         attribute("type", std::string(to_string(verdict.status))) + ">" + escaped(details(verdict), Context::kText) +
+         "</" + element + ">\n";
+  return xml + "    </testcase>\n";
+}
+
+std::string property(std::string_view name, std::string_view value) {
+  return "      <property" + attribute("name", name) + attribute("value", value) + "/>\n";
+}
+
+}  // namespace
+
+std::string render_junit(const Results& results, std::string_view suite_name,
+                         std::optional<double> run_timestamp_seconds) {
+  const std::string tests = std::to_string(results.verdicts.size());
+  std::size_t failure_count = 0;
+  std::size_t error_count = 0;
+  for (const Verdict& verdict : results.verdicts) {
+    if (is_failing(verdict.status)) ++failure_count;
+    if (verdict.status == VerdictStatus::kInconclusive) ++error_count;
+  }
+  const std::string failures = std::to_string(failure_count);
+  const std::string errors = std::to_string(error_count);
+
+  std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  xml += "<testsuites" + attribute("name", suite_name) + attribute("tests", tests) + attribute("failures", failures) +
+         attribute("errors", errors) + attribute("time", "0") + ">\n";
+  xml += "  <testsuite" + attribute("name", suite_name) + attribute("tests", tests) + attribute("failures", failures) +
+         attribute("errors", errors) + attribute("skipped", "0") + attribute("time", "0");
+  if (const auto timestamp = iso8601_utc(run_timestamp_seconds)) xml += attribute("timestamp", *timestamp);
+  const HostInfo& host = results.evidence.host;
+  if (!host.hostname.empty()) xml += attribute("hostname", host.hostname);
+  xml += ">\n    <properties>\n";
+  xml += property("pcieval.version", results.tool.version);
+  xml += property("kernel", host.kernel);
+  xml += property("overall", to_string(results.overall));
+  xml += property("summary", results.summary);
+  xml += "    </properties>\n";
+
+  const std::string classname = class_name(host.hostname);
+  std::set<std::string> names;
+  for (const Verdict& verdict : results.verdicts) {
+    const std::string base = case_name(results, verdict.subject);
+    std::string name = base;
+    for (int n = 2; !names.insert(name).second; ++n) name = base + " (" + std::to_string(n) + ")";
+    xml += test_case(classname, name, verdict);
+  }
+  xml += "  </testsuite>\n</testsuites>\n";
+  return xml;
+}
+
+}  // namespace pcieval

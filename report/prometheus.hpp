@@ -1,0 +1,73 @@
+// Prometheus text exposition (format 0.0.4) of a results document, for
+// node_exporter's textfile collector: write it atomically to
+// <collector dir>/pcieval.prom and node_exporter serves it on every scrape.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "model/results.hpp"
+
+namespace pcieval {
+
+// Every family is a gauge named pcieval_* with its unit in the name, written
+// with `# HELP` and `# TYPE` once, its series together, labels in name order.
+// A family with no series is left out entirely. Label values are valid UTF-8
+// (stray bytes become U+FFFD) with backslash, double quote and newline
+// escaped. The text ends with a newline.
+//
+//   pcieval_overall{result}                    1 for results.overall ("pass",
+//                                              "fail", "inconclusive"), 0 for
+//                                              the other two: all three are
+//                                              always there, so alerts can
+//                                              test `== 1` without absent().
+//   pcieval_device_ok{bdf, kind}               1 when every verdict of the
+//                                              subject is pass, else 0.
+//   pcieval_device_verdict{bdf, code, kind, status}   1, one per verdict.
+//   pcieval_link_speed_gigatransfers_per_second{[bdf, kind,] link_downstream,
+//                                              link_upstream, position, state}
+//   pcieval_link_width_lanes{same labels}
+//   pcieval_gpus_found                         NVIDIA GPUs in the evidence
+//                                              (SR-IOV virtual functions not
+//                                              counted), judged or not.
+//   pcieval_devices_judged                     distinct device subjects of the
+//                                              verdicts ("node" not counted).
+//   pcieval_last_run_timestamp_seconds         when given: Unix time at which
+//                                              the run started.
+//   pcieval_last_run_duration_seconds          when given: its wall time.
+//
+// Device labels: bdf is the verdict's subject ("node" for node-wide verdicts
+// such as missing GPUs); kind is that device's kind in the evidence ("gpu",
+// "nic", "nvme", "other"), "node" for the node and "unknown" for a subject the
+// evidence does not list.
+//
+// Link series and what makes them unique. A link is identified by its two
+// ends, link_downstream and link_upstream: the links of every device that has
+// a verdict are walked in evidence order, and a link met again (a switch
+// uplink above several devices) is written once. So within each family
+// (link_downstream, link_upstream, state) names one series, and nothing else
+// is needed to tell series apart; the other labels describe it:
+// - position: "device_link" (a device to the port above it) or "uplink" (a
+//   switch upstream port to the port above it);
+// - bdf and kind: on device links only, naming the device at the downstream
+//   end (bdf equals link_downstream), so link series join to pcieval_device_ok
+//   on bdf. Uplinks carry no device labels at all, whether one device or
+//   eight sit below them: labels that depended on which devices were judged
+//   would change the series' identity, and break its history, the day a
+//   device behind the switch goes missing. (node_exporter serves them with
+//   bdf="" and kind="", giving every series of a family the same label
+//   names; Prometheus reads an empty label as an absent one.)
+// - state: "expected" (the lower of both ends' capabilities), "negotiated"
+//   (the downstream end's current state, or the upstream end's where the
+//   downstream end's cannot be read), "downstream_max", "upstream_max".
+// Speed and width are computed each on its own, as the results document does,
+// so a known width is not hidden by an unknown speed. A value that could not
+// be read or derived is omitted: never NaN, never 0.
+//
+// The timestamp and duration are omitted when not given or not finite, and
+// the duration also when negative. No sample carries a timestamp (the textfile
+// collector refuses them).
+[[nodiscard]] std::string render_prometheus(const Results& results, std::optional<double> run_timestamp_seconds,
+                                            std::optional<double> run_duration_seconds);
+
+}  // namespace pcieval

@@ -1,0 +1,237 @@
+// `pcieval diagnose` on the capture fixtures: exit codes, verdicts and
+// documents that conform to the schema; files merged; anything that is not a
+// capture is exit 2 with one line.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_runner.hpp"
+#include "report/schema_validation.hpp"
+
+namespace pcieval::testing {
+namespace {
+
+using nlohmann::json;
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+std::string capture(const std::string& name) {
+  return (std::filesystem::path(PCIEVAL_SOURCE_DIR) / "tests" / "fixtures" / "captures" / name).string();
+}
+
+const std::string kEscFull = capture("lspci_esc8000a_e12_idle_gpus_highpoint_x1.txt");
+const std::string kIcelakePlx = capture("lspci_icelake_plx_a100_uplink_gen3_pciutils36.txt");
+const std::string kEscGpu41 = capture("lspci_esc8000a_e12_gpu_41_only.txt");
+const std::string kEscRootPort40 = capture("lspci_esc8000a_e12_root_port_40_01_1.txt");
+
+int line_count(const std::string& text) { return static_cast<int>(std::count(text.begin(), text.end(), '\n')); }
+
+// "subject status code [downstream<->upstream]" per verdict.
+std::vector<std::string> verdicts_of(const json& document) {
+  std::vector<std::string> out;
+  for (const json& v : document["verdicts"]) {
+    std::string line =
+        v["subject"].get<std::string>() + " " + v["status"].get<std::string>() + " " + v["code"].get<std::string>();
+    if (!v["link"].is_null()) {
+      line += " " + v["link"]["downstream"].get<std::string>() + "<->" + v["link"]["upstream"].get<std::string>();
+    }
+    out.push_back(line);
+  }
+  return out;
+}
+
+class DiagnoseTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = std::filesystem::temp_directory_path() /
+           ("pcieval-diagnose-" + std::to_string(::getpid()) + "-" + info->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  [[nodiscard]] std::string path(const std::string& file) const { return (dir_ / file).string(); }
+
+  // Runs `diagnose -q <files> -o out.json`, checks the document against the
+  // schema and returns it with the exit code.
+  std::pair<int, json> diagnose(const std::vector<std::string>& files, const std::string& more = "") {
+    std::string args = "diagnose -q";
+    for (const auto& file : files) args += " " + shell_quote(file);
+    const std::string out = path("out.json");
+    const CliRun run = run_pcieval(args + " -o " + shell_quote(out) + " " + more);
+    EXPECT_TRUE(run.out.empty()) << run.out;
+    EXPECT_TRUE(run.err.empty()) << run.err;
+    const std::string text = slurp(out);
+    EXPECT_THAT(schema_errors(text), IsEmpty());
+    return {run.exit_code, json::parse(text, nullptr, false)};
+  }
+
+  static void write(const std::string& file, const std::string& text) { std::ofstream(file) << text; }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(DiagnoseTest, Esc8000aIdleGpusAreInconclusiveAndTheX1RaidCardFails) {
+  const auto [exit_code, document] = diagnose({kEscFull});
+  EXPECT_EQ(exit_code, 1);
+  EXPECT_EQ(document["overall"], "fail");
+  EXPECT_THAT(verdicts_of(document),
+              ElementsAre("0000:01:00.0 inconclusive gpu_link_speed_idle 0000:01:00.0<->0000:00:01.1",
+                          "0000:21:00.0 pass link_at_expected_state",
+                          "0000:41:00.0 inconclusive gpu_link_speed_idle 0000:41:00.0<->0000:40:01.1",
+                          "0000:65:00.0 pass link_at_expected_state",
+                          "0000:71:00.0 link_downgraded link_width_below_expected 0000:71:00.0<->0000:70:14.0",
+                          "0000:81:00.0 pass link_at_expected_state",
+                          "0000:c1:00.0 inconclusive gpu_link_speed_idle 0000:c1:00.0<->0000:c0:01.1",
+                          "0000:e1:00.0 inconclusive gpu_link_speed_idle 0000:e1:00.0<->0000:e0:01.1"));
+  EXPECT_EQ(document["summary"],
+            "pcieval fail: 0000:71:00.0 link_downgraded (link_width_below_expected at 0000:71:00.0<->0000:70:14.0)");
+  EXPECT_EQ(document["sources"]["sysfs_root"], "");
+  EXPECT_TRUE(document["sources"]["topology"].is_null());
+  EXPECT_EQ(document["sources"]["gpus_under_load"], false);
+  EXPECT_EQ(document["notes"][0], "diagnosed from captured text: " + kEscFull);
+  EXPECT_EQ(document["devices"].size(), 15U) << "endpoints only: no bridges, no host bridges";
+}
+
+TEST_F(DiagnoseTest, OldPciutilsSwitchUplinkAtGen3FailsEveryDeviceBelowIt) {
+  const auto [exit_code, document] = diagnose({kIcelakePlx});
+  EXPECT_EQ(exit_code, 1);
+  const std::string uplink = " link_downgraded link_speed_below_expected 0000:49:00.0<->0000:48:02.0";
+  EXPECT_THAT(verdicts_of(document),
+              ElementsAre("0000:4b:00.0" + uplink, "0000:4c:00.0" + uplink, "0000:4d:00.0" + uplink));
+  EXPECT_EQ(document["devices"][0]["vendor_id"], "10de");
+  EXPECT_EQ(document["devices"][0]["device_id"], "20f1");
+}
+
+TEST_F(DiagnoseTest, APartialCaptureIsInconclusiveNotAPass) {
+  const auto [exit_code, document] = diagnose({kEscGpu41});
+  EXPECT_EQ(exit_code, 3) << "fail closed: the GPU's path is not in the capture";
+  ASSERT_EQ(document["verdicts"].size(), 1U);
+  EXPECT_EQ(document["verdicts"][0]["status"], "inconclusive");
+  EXPECT_EQ(document["verdicts"][0]["code"], "link_path_unknown");
+  ASSERT_EQ(document["devices"].size(), 1U);
+  EXPECT_THAT(document["devices"][0]["notes"], Contains("capture has no bridge for bus 41; its path is unknown"));
+  EXPECT_THAT(document["notes"].dump(), HasSubstr("1 device has a PCIe link but no port above it in the capture"));
+}
+
+TEST_F(DiagnoseTest, APathCutShortAtASwitchSaysWhereItEnds) {
+  // The Ice Lake capture without its root port and switch upstream port.
+  const std::string full = slurp(kIcelakePlx);
+  std::string cut;
+  std::size_t start = 0;
+  while (start < full.size()) {
+    auto end = full.find("\n\n", start);
+    end = end == std::string::npos ? full.size() : end + 2;
+    const std::string block = full.substr(start, end - start);
+    if (!block.starts_with("0000:48:02.0") && !block.starts_with("0000:49:00.0")) cut += block;
+    start = end;
+  }
+  const std::string file = path("cut.txt");
+  write(file, cut);
+  const auto [exit_code, document] = diagnose({file});
+  EXPECT_EQ(exit_code, 3) << "the idle GPU; the Gen3 uplink is not in the capture";
+  EXPECT_THAT(document["devices"][0]["notes"],
+              Contains("the capture ends at 0000:4a:00.0 (a switch downstream port): links above it are not in the "
+                       "capture and were not judged"));
+  EXPECT_THAT(document["notes"], Contains("0000:4a:00.0: capture has no bridge for bus 4a; its path is unknown"));
+}
+
+TEST_F(DiagnoseTest, TwoFilesMergedPlaceTheGpuUnderItsRootPort) {
+  const auto [exit_code, document] = diagnose({kEscGpu41, kEscRootPort40});
+  EXPECT_EQ(exit_code, 3);
+  EXPECT_EQ(document["overall"], "inconclusive");
+  EXPECT_THAT(verdicts_of(document),
+              ElementsAre("0000:41:00.0 inconclusive gpu_link_speed_idle 0000:41:00.0<->0000:40:01.1"));
+  EXPECT_EQ(document["notes"][0], "diagnosed from captured text: " + kEscGpu41 + ", " + kEscRootPort40);
+  // The same device again in a full capture: merged, identical, no conflict.
+  const auto [again_code, again] = diagnose({kEscFull, kEscGpu41});
+  EXPECT_EQ(again_code, 1);
+  for (const json& device : again["devices"]) EXPECT_THAT(device["notes"], IsEmpty()) << device["bdf"];
+}
+
+TEST_F(DiagnoseTest, ConflictingFilesKeepTheFirstAndSaySo) {
+  std::string busy = slurp(kEscGpu41);
+  busy.replace(busy.find("Speed 2.5GT/s (downgraded)"), 26, "Speed 16GT/s");
+  const std::string busy_file = path("busy.txt");
+  write(busy_file, busy);
+  const auto [exit_code, document] = diagnose({kEscGpu41, busy_file, kEscRootPort40});
+  EXPECT_EQ(exit_code, 3) << "the first file's idle reading is kept";
+  EXPECT_THAT(document["devices"][0]["notes"].dump(), HasSubstr("LnkSta speed: " + kEscGpu41));
+  const auto [busy_code, busy_first] = diagnose({busy_file, kEscGpu41, kEscRootPort40});
+  EXPECT_EQ(busy_code, 0);
+}
+
+TEST_F(DiagnoseTest, ExpectGpusCountsTheGpusOfTheCapture) {
+  const auto [exit_code, document] = diagnose({kEscFull}, "--expect-gpus 5");
+  EXPECT_EQ(exit_code, 1);
+  EXPECT_THAT(verdicts_of(document), Contains("node missing gpus_missing"));
+}
+
+TEST_F(DiagnoseTest, TheTableAndTheDocumentOnStdout) {
+  const CliRun table = run_pcieval("diagnose " + shell_quote(kEscFull));
+  EXPECT_EQ(table.exit_code, 1);
+  EXPECT_THAT(table.out, HasSubstr("note: diagnosed from captured text: " + kEscFull));
+  EXPECT_THAT(table.out, HasSubstr("0000:41:00.0: inconclusive [gpu_link_speed_idle]"));
+  EXPECT_THAT(table.out, HasSubstr("pcieval fail: 0000:71:00.0 link_downgraded"));
+  const CliRun document = run_pcieval("diagnose " + shell_quote(kIcelakePlx) + " -o -");
+  EXPECT_EQ(document.exit_code, 1);
+  EXPECT_THAT(schema_errors(document.out), IsEmpty());
+}
+
+TEST_F(DiagnoseTest, StdinIsAFile) {
+  const std::string out = path("stdin.json");
+  const std::string command = "cat " + shell_quote(kIcelakePlx) + " | " + PCIEVAL_BINARY + " diagnose -q - -o " +
+                              shell_quote(out) + " 2>" + shell_quote(path("err"));
+  const int status = std::system(command.c_str());
+  EXPECT_EQ(WEXITSTATUS(status), 1) << slurp(path("err"));
+  const json document = json::parse(slurp(out));
+  EXPECT_EQ(document["notes"][0], "diagnosed from captured text: stdin");
+}
+
+TEST_F(DiagnoseTest, ValidateJudgesADiagnosisAgainTheSameWay) {
+  const auto [exit_code, first] = diagnose({kEscFull});
+  const std::string again = path("again.json");
+  const CliRun run = run_pcieval("validate -q " + shell_quote(path("out.json")) + " -o " + shell_quote(again));
+  EXPECT_EQ(run.exit_code, exit_code) << run.err;
+  EXPECT_EQ(verdicts_of(json::parse(slurp(again))), verdicts_of(first));
+}
+
+TEST_F(DiagnoseTest, AnythingButACaptureIsExit2WithOneLine) {
+  const std::vector<std::pair<std::string, std::string>> inputs = {
+      {"results.json", "{\"schema_version\": \"1.0.0\"}\n"},
+      {"plain-lspci.txt", "00:00.0 Host bridge: Intel Corporation Device 09a2 (rev 04)\n"},
+      {"empty.txt", ""},
+      {"binary.bin", std::string("\x7f"
+                                 "ELF\x02\x01\x01\0\0\0\xff\xfe\n\t\x01",
+                                 15)},
+  };
+  for (const auto& [name, text] : inputs) {
+    const std::string file = path(name);
+    write(file, text);
+    // The capture comes second: a bad file fails the run whatever else is given.
+    const CliRun run = run_pcieval("diagnose " + shell_quote(kEscFull) + " " + shell_quote(file));
+    EXPECT_EQ(run.exit_code, 2) << name;
+    EXPECT_EQ(line_count(run.err), 1) << run.err;
+    EXPECT_EQ(run.err, "pcieval: error: " + file + ": not a recognised capture (supported: lspci -vv)\n");
+    EXPECT_TRUE(run.out.empty()) << run.out;
+  }
+}
+
+TEST_F(DiagnoseTest, MissingFileAndNoFileAreExit2) {
+  const std::string missing = path("no-such-capture.txt");
+  const CliRun run = run_pcieval("diagnose " + shell_quote(missing));
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.err, "pcieval: error: " + missing + ": No such file or directory\n");
+  const CliRun none = run_pcieval("diagnose");
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_EQ(line_count(none.err), 1) << none.err;
+  const CliRun directory = run_pcieval("diagnose " + shell_quote(dir_.string()));
+  EXPECT_EQ(directory.exit_code, 2);
+  EXPECT_EQ(line_count(directory.err), 1) << directory.err;
+}
+
+}  // namespace
+}  // namespace pcieval::testing

@@ -1,0 +1,54 @@
+// --prom and --junit on check: the files land, atomically, and say what the
+// verdicts say; a failed output is exit 2 and does not cost the others.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "cli/cli_runner.hpp"
+
+namespace pcieval::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+class ReportFlags : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("pcieval-cli-reports-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+};
+
+TEST_F(ReportFlags, PrometheusAndJunitFollowTheVerdicts) {
+  const auto prom = dir_ / "pcieval.prom";
+  const auto junit = dir_ / "pcieval.xml";
+  const auto run = run_pcieval("check -q " + fixture_args("hgx_a100_8gpu_gpu_x8") + " --prom " + shell_quote(prom) +
+                               " --junit " + shell_quote(junit));
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  const std::string metrics = slurp(prom);
+  EXPECT_THAT(metrics, HasSubstr("pcieval_overall{result=\"fail\"} 1\n"));
+  EXPECT_THAT(metrics, HasSubstr("pcieval_overall{result=\"pass\"} 0\n"));
+  EXPECT_THAT(metrics, HasSubstr("pcieval_device_ok{bdf=\"0000:84:00.0\",kind=\"gpu\"} 0\n"));
+  EXPECT_THAT(metrics, HasSubstr("pcieval_device_ok{bdf=\"0000:83:00.0\",kind=\"gpu\"} 1\n"));
+  EXPECT_THAT(metrics, HasSubstr("pcieval_last_run_timestamp_seconds "));
+  EXPECT_THAT(metrics, HasSubstr("pcieval_last_run_duration_seconds "));
+  const std::string xml = slurp(junit);
+  EXPECT_THAT(xml, HasSubstr("failures=\"1\""));
+  EXPECT_THAT(xml, HasSubstr("link_width_below_expected"));
+}
+
+TEST_F(ReportFlags, OneUnwritableOutputIsExit2AndTheOthersAreStillWritten) {
+  const auto junit = dir_ / "pcieval.xml";
+  const auto run = run_pcieval("check -q " + fixture_args("hgx_a100_8gpu_gen4") + " --prom " +
+                               shell_quote(dir_ / "missing-dir" / "pcieval.prom") + " --junit " + shell_quote(junit));
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.err, HasSubstr("missing-dir"));
+  EXPECT_THAT(slurp(junit), HasSubstr("failures=\"0\""));
+  EXPECT_THAT(slurp(junit), Not(HasSubstr("<failure")));
+}
+
+}  // namespace
+}  // namespace pcieval::testing

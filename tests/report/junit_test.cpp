@@ -1,0 +1,250 @@
+// JUnit XML: exact text for the Sapphire Rapids H100 node of
+// sample_results.hpp, then structure (counts match the test cases, outcome
+// per status), escaping and well-formedness, read back by a strict XML
+// reader (mini_xml.hpp; junit_check.py does the same with expat).
+#include "report/junit.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "report/hostile_results.hpp"
+#include "report/mini_xml.hpp"
+#include "report/sample_results.hpp"
+
+namespace pcieval {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using testing::MiniXmlReader;
+using ::testing::Not;
+using ::testing::SizeIs;
+using testing::XmlElement;
+
+XmlElement read_xml(const std::string& text) {
+  MiniXmlReader reader(text);
+  auto root = reader.read();
+  EXPECT_TRUE(root.has_value()) << reader.error() << "\n" << text;
+  return root.value_or(XmlElement{});
+}
+
+const XmlElement& only_suite(const XmlElement& root) {
+  static const XmlElement kNone;
+  const auto suites = root.all("testsuite");
+  EXPECT_THAT(suites, SizeIs(1));
+  return suites.empty() ? kNone : *suites.front();
+}
+
+// The counts CI systems show are the counts of what is inside.
+void expect_counts_match(const XmlElement& root) {
+  ASSERT_EQ(root.name, "testsuites");
+  const XmlElement& suite = only_suite(root);
+  int failures = 0;
+  int errors = 0;
+  int skipped = 0;
+  const auto cases = suite.all("testcase");
+  for (const XmlElement* test_case : cases) {
+    EXPECT_TRUE(test_case->attribute("classname") && test_case->attribute("name"));
+    EXPECT_LE(test_case->children.size(), 1u);
+    failures += static_cast<int>(test_case->all("failure").size());
+    errors += static_cast<int>(test_case->all("error").size());
+    skipped += static_cast<int>(test_case->all("skipped").size());
+  }
+  for (const XmlElement* element : {&root, &suite}) {
+    EXPECT_EQ(element->attribute("tests"), std::to_string(cases.size()));
+    EXPECT_EQ(element->attribute("failures"), std::to_string(failures));
+    EXPECT_EQ(element->attribute("errors"), std::to_string(errors));
+  }
+  EXPECT_EQ(suite.attribute("skipped"), std::to_string(skipped));
+}
+
+TEST(JunitTest, ExactTextForTheSampleNode) {
+  const std::string cls = R"(classname="pcieval.hgx-b07")";
+  const std::string expected =
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<testsuites name=\"pcieval burn-in\" tests=\"5\" failures=\"2\" errors=\"2\" time=\"0\">\n"
+      "  <testsuite name=\"pcieval burn-in\" tests=\"5\" failures=\"2\" errors=\"2\" skipped=\"0\" time=\"0\" "
+      "timestamp=\"2024-06-10T06:13:20\" hostname=\"hgx-b07\">\n"
+      "    <properties>\n"
+      "      <property name=\"pcieval.version\" value=\"0.1.0\"/>\n"
+      "      <property name=\"kernel\" value=\"5.15.0-126-generic\"/>\n"
+      "      <property name=\"overall\" value=\"fail\"/>\n"
+      "      <property name=\"summary\" value=\"pcieval fail: 0000:17:00.0 link_downgraded "
+      "(link_width_below_expected) +1 more\"/>\n"
+      "    </properties>\n"
+      "    <testcase " +
+      cls +
+      " name=\"0000:17:00.0 gpu\" time=\"0\">\n"
+      "      <failure message=\"link 0000:17:00.0 &lt;-&gt; 0000:16:10.0 (device link) runs Gen1 x8, expected Gen5 "
+      "x16\" type=\"link_downgraded\">remediation: Lanes are missing: reseat 0000:17:00.0\n"
+      "code: link_width_below_expected\n"
+      "link: 0000:17:00.0 &lt;-&gt; 0000:16:10.0\n"
+      "</failure>\n"
+      "    </testcase>\n"
+      "    <testcase " +
+      cls +
+      " name=\"0000:18:00.0 nic\" time=\"0\"/>\n"
+      "    <testcase " +
+      cls +
+      " name=\"0000:3b:00.0 nvme\" time=\"0\">\n"
+      "      <error message=\"link 0000:3b:00.0 &lt;-&gt; 0000:3a:01.0 (device link) cannot be judged\" "
+      "type=\"inconclusive\">remediation: Make sure sysfs is readable\n"
+      "code: link_state_unknown\n"
+      "link: 0000:3b:00.0 &lt;-&gt; 0000:3a:01.0\n"
+      "</error>\n"
+      "    </testcase>\n"
+      "    <testcase " +
+      cls +
+      " name=\"0000:ca:00.0 gpu\" time=\"0\">\n"
+      "      <error message=\"link 0000:ca:00.0 &lt;-&gt; 0000:c9:01.0 (device link) runs Gen1 x16, expected Gen5 x16 "
+      "with no load applied\" type=\"inconclusive\">remediation: Read the link while the GPU is busy\n"
+      "code: gpu_link_speed_idle\n"
+      "link: 0000:ca:00.0 &lt;-&gt; 0000:c9:01.0\n"
+      "</error>\n"
+      "    </testcase>\n"
+      "    <testcase " +
+      cls +
+      " name=\"node\" time=\"0\">\n"
+      "      <failure message=\"found 2 GPUs, expected 4 (0000:17:00.0, 0000:ca:00.0)\" type=\"missing\">remediation: "
+      "Compare `nvidia-smi -L` with the inventory\n"
+      "code: gpus_missing\n"
+      "</failure>\n"
+      "    </testcase>\n"
+      "  </testsuite>\n"
+      "</testsuites>\n";
+  EXPECT_EQ(render_junit(testing::hgx_spr_results(), "pcieval burn-in", 1718000000.25), expected);
+}
+
+TEST(JunitTest, SampleIsWellFormedAndCountsMatch) {
+  const XmlElement root = read_xml(render_junit(testing::hgx_spr_results(), "pcieval"));
+  expect_counts_match(root);
+  EXPECT_EQ(root.attribute("tests"), "5");
+}
+
+TEST(JunitTest, EachStatusMapsToItsOutcome) {
+  Results results = testing::hgx_spr_results();
+  results.verdicts.clear();
+  const std::vector<std::pair<VerdictStatus, std::string>> statuses = {
+      {VerdictStatus::kPass, ""},
+      {VerdictStatus::kLinkDowngraded, "failure"},
+      {VerdictStatus::kBandwidthLow, "failure"},
+      {VerdictStatus::kLinkErrors, "failure"},
+      {VerdictStatus::kMissing, "failure"},
+      {VerdictStatus::kInconclusive, "error"},
+  };
+  for (const auto& [status, outcome] : statuses) {
+    results.verdicts.push_back({"0000:17:00.0", status, ReasonCode::kLinkStateUnknown, std::nullopt,
+                                "reason " + std::string(to_string(status)), "do something"});
+  }
+  const XmlElement root = read_xml(render_junit(results, "pcieval"));
+  expect_counts_match(root);
+  const auto cases = only_suite(root).all("testcase");
+  ASSERT_THAT(cases, SizeIs(statuses.size()));
+  for (std::size_t i = 0; i < statuses.size(); ++i) {
+    const auto& [status, outcome] = statuses[i];
+    if (outcome.empty()) {
+      EXPECT_THAT(cases[i]->children, IsEmpty());
+      continue;
+    }
+    ASSERT_THAT(cases[i]->children, SizeIs(1));
+    const XmlElement& element = cases[i]->children.front();
+    EXPECT_EQ(element.name, outcome);
+    EXPECT_EQ(element.attribute("type"), std::string(to_string(status)));
+    EXPECT_EQ(element.attribute("message"), "reason " + std::string(to_string(status)));
+    EXPECT_EQ(element.text, "remediation: do something\ncode: link_state_unknown\n");
+  }
+  // One name per test case even for one device judged six times.
+  EXPECT_EQ(cases[0]->attribute("name"), "0000:17:00.0 gpu");
+  EXPECT_EQ(cases[1]->attribute("name"), "0000:17:00.0 gpu (2)");
+  EXPECT_EQ(cases[5]->attribute("name"), "0000:17:00.0 gpu (6)");
+}
+
+TEST(JunitTest, NoVerdictsGiveAnEmptySuite) {
+  const std::string text = render_junit(Results{}, "pcieval");
+  const XmlElement root = read_xml(text);
+  expect_counts_match(root);
+  EXPECT_EQ(only_suite(root).attribute("tests"), "0");
+  EXPECT_THAT(only_suite(root).all("testcase"), IsEmpty());
+  // No hostname known: the attribute is left out and the class says so.
+  EXPECT_EQ(only_suite(root).attribute("hostname"), std::nullopt);
+  EXPECT_THAT(text, Not(HasSubstr("timestamp=")));
+}
+
+TEST(JunitTest, ClassNameKeepsTheHostOneLevelDeep) {
+  Results results = testing::hgx_spr_results();
+  results.evidence.host.hostname = "gpu01.cluster.example";
+  const XmlElement root = read_xml(render_junit(results, "pcieval"));
+  const XmlElement& suite = only_suite(root);
+  EXPECT_EQ(suite.attribute("hostname"), "gpu01.cluster.example");
+  for (const XmlElement* test_case : suite.all("testcase")) {
+    EXPECT_EQ(test_case->attribute("classname"), "pcieval.gpu01_cluster_example");
+  }
+  results.evidence.host.hostname.clear();
+  const XmlElement anonymous = read_xml(render_junit(results, "pcieval"));
+  const auto cases = only_suite(anonymous).all("testcase");
+  ASSERT_THAT(cases, SizeIs(5));
+  EXPECT_EQ(cases.front()->attribute("classname"), "pcieval.unknown-host");
+}
+
+TEST(JunitTest, TimestampOnlyWhenItIsATime) {
+  const Results results = testing::hgx_spr_results();
+  EXPECT_THAT(render_junit(results, "p", 0.0), HasSubstr("timestamp=\"1970-01-01T00:00:00\""));
+  EXPECT_THAT(render_junit(results, "p", 951782400.9), HasSubstr("timestamp=\"2000-02-29T00:00:00\""));
+  for (const double bad :
+       {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(), -1.0, 1e300}) {
+    EXPECT_THAT(render_junit(results, "p", bad), Not(HasSubstr("timestamp="))) << bad;
+  }
+}
+
+TEST(JunitTest, TextIsEscapedAndForbiddenCharactersReplaced) {
+  const std::string text = render_junit(testing::hostile_results(), "pcieval \"burn-in\" & <more>", 1718000000.0);
+  const XmlElement root = read_xml(text);
+  expect_counts_match(root);
+  const XmlElement& suite = only_suite(root);
+  EXPECT_EQ(suite.attribute("name"), "pcieval \"burn-in\" & <more>");
+  EXPECT_EQ(suite.attribute("hostname"), "gpu01.rack\"7\".example&co");
+
+  const auto cases = suite.all("testcase");
+  ASSERT_THAT(cases, SizeIs(7));
+  ASSERT_THAT(cases[0]->children, SizeIs(1));
+  const std::string replacement = "\xef\xbf\xbd";
+  const XmlElement& failure = cases[0]->children.front();
+  // CR, LF and tab survive attribute normalisation as references; the C0
+  // controls, the overlong '/' (two bytes) and U+FFFE become U+FFFD; DEL and
+  // the emoji are allowed and kept.
+  EXPECT_EQ(failure.attribute("message"), "<b>&amp; \"double\" 'single'\r\nnext\tline " + replacement + replacement +
+                                              "\x7f " + replacement + replacement + " " + replacement +
+                                              " ]]> \xf0\x9f\x98\x80");
+  EXPECT_EQ(failure.text, "remediation: reseat & retrain\r\nthen <check>" + replacement +
+                              "\ncode: link_width_below_expected\nlink: 0000:17:00.0 <-> 0000:16:10.0\n");
+
+  // The subject that is no device: named as it is, made well-formed.
+  EXPECT_EQ(cases[5]->attribute("name"),
+            "dev \"q\" back\\slash\nline " + replacement + " " + replacement + " caf\xc3\xa9");
+  EXPECT_EQ(cases[6]->attribute("name"), "0000:18:00.0 nic (2)");
+}
+
+TEST(JunitTest, ReaderRejectsWhatIsNotWellFormed) {
+  // The checks above are only as good as the reader: it must refuse these.
+  for (const char* bad : {
+           "<a><b></a></b>",
+           "<a x=\"1\" x=\"2\"/>",
+           "<a x=\"<\"/>",
+           "<a>&nbsp;</a>",
+           "<a>& </a>",
+           "<a>\x01</a>",
+           "<a>\xff</a>",
+           "<a>&#1;</a>",
+           "<a>]]></a>",
+           "<a/><b/>",
+           "<a x=1/>",
+       }) {
+    MiniXmlReader reader(bad);
+    EXPECT_FALSE(reader.read().has_value()) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace pcieval

@@ -1,0 +1,41 @@
+// Prints a renderer's output for the hand-built sample results, for the
+// tests that hand it to a real consumer (node_exporter, an XML parser):
+//   render_sample_report prom|prom-hostile|junit|junit-hostile
+// Exit 2 on any other argument.
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+#include "report/hostile_results.hpp"
+#include "report/junit.hpp"
+#include "report/prometheus.hpp"
+#include "report/sample_results.hpp"
+
+namespace {
+
+// 2024-06-10T06:13:20.25Z and 12.5 s: fractions on purpose, so the consumer
+// parses a non-integer value.
+constexpr double kRunStart = 1718000000.25;
+constexpr double kRunDuration = 12.5;
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace pcieval;
+  const std::string_view mode = argc == 2 ? argv[1] : "";
+  std::string text;
+  if (mode == "prom") {
+    text = render_prometheus(testing::hgx_spr_results(), kRunStart, kRunDuration);
+  } else if (mode == "prom-hostile") {
+    text = render_prometheus(testing::hostile_results(), kRunStart, kRunDuration);
+  } else if (mode == "junit") {
+    text = render_junit(testing::hgx_spr_results(), "pcieval", kRunStart);
+  } else if (mode == "junit-hostile") {
+    text = render_junit(testing::hostile_results(), "pcieval \"burn-in\" & <more>", kRunStart);
+  } else {
+    std::fprintf(stderr, "usage: render_sample_report prom|prom-hostile|junit|junit-hostile\n");
+    return 2;
+  }
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return std::fflush(stdout) == 0 ? 0 : 1;
+}
