@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace pcieval::testing {
 
@@ -61,5 +62,18 @@ inline std::string fixture_args(const std::string& machine) {
   return "--sysfs-root " + shell_quote(fixture(machine) / "sys") + " --topology-xml " +
          shell_quote(fixture(machine) / "topology.xml");
 }
+
+// Every fixture machine generated into the build tree, by name.
+inline std::vector<std::string> fixture_machines() {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(PCIEVAL_FIXTURES_DIR)) {
+    if (entry.is_directory()) names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Operators read errors in Slurm logs: pcieval's are one line.
+inline int line_count(const std::string& text) { return static_cast<int>(std::count(text.begin(), text.end(), '\n')); }
 
 }  // namespace pcieval::testing

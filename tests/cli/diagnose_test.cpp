@@ -27,8 +27,6 @@ const std::string kIcelakePlx = capture("lspci_icelake_plx_a100_uplink_gen3_pciu
 const std::string kEscGpu41 = capture("lspci_esc8000a_e12_gpu_41_only.txt");
 const std::string kEscRootPort40 = capture("lspci_esc8000a_e12_root_port_40_01_1.txt");
 
-int line_count(const std::string& text) { return static_cast<int>(std::count(text.begin(), text.end(), '\n')); }
-
 // "subject status code [downstream<->upstream]" per verdict.
 std::vector<std::string> verdicts_of(const json& document) {
   std::vector<std::string> out;

@@ -16,15 +16,6 @@ using nlohmann::json;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-std::vector<std::string> fixture_machines() {
-  std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(PCIEVAL_FIXTURES_DIR)) {
-    if (entry.is_directory()) names.push_back(entry.path().filename().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 struct Checked {
   CliRun run;
   json document;

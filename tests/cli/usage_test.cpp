@@ -6,8 +6,6 @@
 namespace pcieval::testing {
 namespace {
 
-int line_count(const std::string& text) { return static_cast<int>(std::count(text.begin(), text.end(), '\n')); }
-
 TEST(CliUsage, UnknownFlagIsExit2WithOneLine) {
   const auto run = run_pcieval("check --no-such-flag");
   EXPECT_EQ(run.exit_code, 2);

@@ -17,17 +17,6 @@ using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-int line_count(const std::string& text) { return static_cast<int>(std::count(text.begin(), text.end(), '\n')); }
-
-std::vector<std::string> fixture_machines() {
-  std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(PCIEVAL_FIXTURES_DIR)) {
-    if (entry.is_directory()) names.push_back(entry.path().filename().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 // A scratch directory per test process; ctest runs tests in parallel.
 class ValidateTest : public ::testing::Test {
  protected:
