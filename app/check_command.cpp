@@ -47,7 +47,6 @@ int run_check(const CheckOptions& options) {
   }
 
   Results results;
-  results.tool.version = PCIEVAL_VERSION;
   results.evidence = std::move(evidence).value();
   const bool any_gpu = std::any_of(results.evidence.devices.begin(), results.evidence.devices.end(),
                                    [](const DeviceRecord& d) { return d.function.kind == DeviceKind::kGpu; });
@@ -60,6 +59,8 @@ int run_check(const CheckOptions& options) {
 }
 
 int judge_and_report(Results results, const JudgeOptions& options) {
+  // Whatever produced the evidence, this pcieval wrote the judgement.
+  results.tool = ToolInfo{"pcieval", PCIEVAL_VERSION};
   LinkRuleOptions rules;
   rules.expected_gpus = options.expected_gpus;
   results.verdicts = judge_links(results.evidence, rules);

@@ -5,17 +5,13 @@
 // tree (roles where the capture names none, and each device's path of links)
 // uses topology's pure functions here, because ingest/ may depend on model
 // only.
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <utility>
 #include <vector>
 
 #include "app/commands.hpp"
 #include "ingest/lspci.hpp"
+#include "report/input_file.hpp"
 #include "topology/pci_tree.hpp"
 
 namespace pcieval::app {
@@ -26,34 +22,6 @@ namespace {
 constexpr std::size_t kMaxCaptureBytes = std::size_t{256} << 20;
 
 std::string display_name(const std::string& path) { return path == "-" ? std::string("stdin") : path; }
-
-Result<std::string> read_capture(const std::string& path) {
-  const std::string name = display_name(path);
-  const int fd = path == "-" ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return make_error(path + ": " + std::strerror(errno));
-  std::string text;
-  std::vector<char> buffer(std::size_t{1} << 16);
-  Result<std::string> result = make_error(name + ": not read");
-  for (;;) {
-    const ssize_t got = ::read(fd, buffer.data(), buffer.size());
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) {
-      result = make_error(name + ": " + std::strerror(errno));
-      break;
-    }
-    if (got == 0) {
-      result = std::move(text);
-      break;
-    }
-    text.append(buffer.data(), static_cast<std::size_t>(got));
-    if (text.size() > kMaxCaptureBytes) {
-      result = make_error(name + ": larger than " + std::to_string(kMaxCaptureBytes >> 20) + " MiB: not a capture");
-      break;
-    }
-  }
-  if (fd != STDIN_FILENO) ::close(fd);
-  return result;
-}
 
 // The functions with their roles: a capture's Express line is authoritative;
 // a function without one (a conventional PCI bridge, a block cut short) gets
@@ -152,7 +120,7 @@ int run_diagnose(const DiagnoseOptions& options) {
   std::vector<std::string> names;
   for (const std::string& path : options.input_paths) {
     const std::string name = display_name(path);
-    auto text = read_capture(path);
+    auto text = read_input_file(path, kMaxCaptureBytes, "a capture");
     if (!text) {
       print_error(text.error().message);
       return kExitUsage;
@@ -173,7 +141,6 @@ int run_diagnose(const DiagnoseOptions& options) {
   }
 
   Results results;
-  results.tool = ToolInfo{"pcieval", PCIEVAL_VERSION};
   results.evidence = evidence_from(merge_lspci_captures(std::move(captures)), names);
   return judge_and_report(std::move(results), options.judge);
 }

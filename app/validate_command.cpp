@@ -19,7 +19,6 @@ int run_validate(const ValidateOptions& options) {
   const std::string source = options.input_path == "-" ? std::string("stdin") : options.input_path;
   results.evidence.notes.push_back("re-judged from " + source + " (written by " + results.tool.name + " " +
                                    results.tool.version + " on " + results.evidence.host.hostname + ")");
-  results.tool = ToolInfo{"pcieval", PCIEVAL_VERSION};
   return judge_and_report(std::move(results), options.judge);
 }
 

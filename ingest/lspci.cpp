@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
+#include <string_view>
+#include <tuple>
 #include <utility>
 
 #include "ingest/lspci_text.hpp"
@@ -248,24 +251,16 @@ void read_detail(std::string_view text, Block& block) {
 }
 
 PortLinkReading link_of(const Block& block) {
-  const auto missing = [](std::string_view key) {
-    return make_error("no " + std::string(key) + " line in the lspci block (captured with -v, not -vv, or cut short)");
+  // A missing line makes both of its halves unknown, for one reason.
+  const auto half = [](const std::optional<LinkHalf>& line, std::string_view key) {
+    if (line) return std::pair<Reading<PcieGen>, Reading<int>>{line->speed, line->width};
+    const Error missing =
+        make_error("no " + std::string(key) + " line in the lspci block (captured with -v, not -vv, or cut short)");
+    return std::pair<Reading<PcieGen>, Reading<int>>{missing, missing};
   };
   PortLinkReading link;
-  if (block.cap) {
-    link.max_speed = block.cap->speed;
-    link.max_width = block.cap->width;
-  } else {
-    link.max_speed = missing("LnkCap");
-    link.max_width = missing("LnkCap");
-  }
-  if (block.sta) {
-    link.current_speed = block.sta->speed;
-    link.current_width = block.sta->width;
-  } else {
-    link.current_speed = missing("LnkSta");
-    link.current_width = missing("LnkSta");
-  }
+  std::tie(link.max_speed, link.max_width) = half(block.cap, "LnkCap");
+  std::tie(link.current_speed, link.current_width) = half(block.sta, "LnkSta");
   return link;
 }
 

@@ -1,11 +1,6 @@
 #include "report/json_document.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <charconv>
-#include <cstring>
 #include <limits>
 
 namespace pcieval::json_document {
@@ -16,7 +11,6 @@ using Json = nlohmann::json;
 // Results documents nest six levels; far deeper input is not one, and
 // stopping early bounds the memory a hostile file can take.
 constexpr std::size_t kMaxDepth = 64;
-constexpr std::size_t kMaxInputBytes = std::size_t{64} << 20;
 constexpr std::size_t kMaxQuoted = 60;
 constexpr std::size_t kMaxParserMessage = 200;
 
@@ -147,28 +141,6 @@ class TrackingBuilder : public nlohmann::json_sax<Json> {
   std::string problem_;
 };
 
-Error system_error(const std::string& what, const std::string& path, int error_number) {
-  return make_error(what + " " + path + ": " + std::strerror(error_number));
-}
-
-Result<std::string> read_all(int fd, const std::string& name) {
-  std::string text;
-  std::vector<char> buffer(std::size_t{1} << 16);
-  for (;;) {
-    const ssize_t got = ::read(fd, buffer.data(), buffer.size());
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      return system_error("cannot read", name, errno);
-    }
-    if (got == 0) return text;
-    text.append(buffer.data(), static_cast<std::size_t>(got));
-    if (text.size() > kMaxInputBytes) {
-      return make_error(name + " is larger than " + std::to_string(kMaxInputBytes >> 20) +
-                        " MiB: not a pcieval results document");
-    }
-  }
-}
-
 }  // namespace
 
 Result<Json> parse(std::string_view text, std::string_view source_name) {
@@ -184,15 +156,6 @@ Result<Json> parse(std::string_view text, std::string_view source_name) {
     return make_error(located(source_name, builder.location(), problem));
   }
   return std::move(builder.root());
-}
-
-Result<std::string> read_input(const std::string& path) {
-  if (path == "-") return read_all(STDIN_FILENO, "stdin");
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return system_error("cannot open", path, errno);
-  auto text = read_all(fd, path);
-  ::close(fd);
-  return text;
 }
 
 std::string quote(std::string_view text) {

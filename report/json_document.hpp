@@ -25,11 +25,6 @@ namespace pcieval::json_document {
 // for bad input.
 [[nodiscard]] Result<nlohmann::json> parse(std::string_view text, std::string_view source_name);
 
-// The whole of the file at `path`, "-" being standard input. Errors name the
-// path and the system's reason; more than 64 MiB is refused (no document is
-// that large, and /dev/zero must not fill memory).
-[[nodiscard]] Result<std::string> read_input(const std::string& path);
-
 // `text` in single quotes for a one-line message: control characters become
 // '?' and long text is cut.
 [[nodiscard]] std::string quote(std::string_view text);

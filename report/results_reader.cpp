@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "report/input_file.hpp"
 #include "report/json_document.hpp"
 
 namespace pcieval {
@@ -301,7 +302,9 @@ Result<Results> results_from_json(std::string_view text, std::string_view source
 }
 
 Result<Results> read_results_file(const std::string& path) {
-  auto text = json_document::read_input(path);
+  // No results document comes near this; the cap only stops /dev/zero.
+  constexpr std::size_t kMaxResultsBytes = std::size_t{64} << 20;
+  auto text = read_input_file(path, kMaxResultsBytes, "a pcieval results document");
   if (!text) return text.error();
   return results_from_json(text.value(), path == "-" ? "stdin" : path);
 }

@@ -2,6 +2,7 @@
 // captures what it printed and its exit code.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -62,6 +63,26 @@ inline std::string fixture_args(const std::string& machine) {
   return "--sysfs-root " + shell_quote(fixture(machine) / "sys") + " --topology-xml " +
          shell_quote(fixture(machine) / "topology.xml");
 }
+
+// A scratch directory per test, named after the test and this process:
+// ctest runs the tests of one binary in parallel processes.
+class ScratchDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    std::string name = std::string(info->test_suite_name()) + "-" + info->name();
+    std::replace(name.begin(), name.end(), '/', '-');
+    dir_ = std::filesystem::temp_directory_path() / ("pcieval-cli-" + std::to_string(::getpid()) + "-" + name);
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  [[nodiscard]] std::string path(const std::string& file) const { return (dir_ / file).string(); }
+  static void write(const std::string& file, const std::string& text) { std::ofstream(file) << text; }
+
+  std::filesystem::path dir_;
+};
 
 // Every fixture machine generated into the build tree, by name.
 inline std::vector<std::string> fixture_machines() {

@@ -41,18 +41,8 @@ std::vector<std::string> verdicts_of(const json& document) {
   return out;
 }
 
-class DiagnoseTest : public ::testing::Test {
+class DiagnoseTest : public ScratchDirTest {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = std::filesystem::temp_directory_path() /
-           ("pcieval-diagnose-" + std::to_string(::getpid()) + "-" + info->name());
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  [[nodiscard]] std::string path(const std::string& file) const { return (dir_ / file).string(); }
-
   // Runs `diagnose -q <files> -o out.json`, checks the document against the
   // schema and returns it with the exit code.
   std::pair<int, json> diagnose(const std::vector<std::string>& files, const std::string& more = "") {
@@ -66,10 +56,6 @@ class DiagnoseTest : public ::testing::Test {
     EXPECT_THAT(schema_errors(text), IsEmpty());
     return {run.exit_code, json::parse(text, nullptr, false)};
   }
-
-  static void write(const std::string& file, const std::string& text) { std::ofstream(file) << text; }
-
-  std::filesystem::path dir_;
 };
 
 TEST_F(DiagnoseTest, Esc8000aIdleGpusAreInconclusiveAndTheX1RaidCardFails) {
@@ -222,7 +208,7 @@ TEST_F(DiagnoseTest, MissingFileAndNoFileAreExit2) {
   const std::string missing = path("no-such-capture.txt");
   const CliRun run = run_pcieval("diagnose " + shell_quote(missing));
   EXPECT_EQ(run.exit_code, 2);
-  EXPECT_EQ(run.err, "pcieval: error: " + missing + ": No such file or directory\n");
+  EXPECT_EQ(run.err, "pcieval: error: cannot open " + missing + ": No such file or directory\n");
   const CliRun none = run_pcieval("diagnose");
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_EQ(line_count(none.err), 1) << none.err;

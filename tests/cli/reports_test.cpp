@@ -11,16 +11,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-class ReportFlags : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("pcieval-cli-reports-" + std::to_string(::getpid()));
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::filesystem::path dir_;
-};
+using ReportFlags = ScratchDirTest;
 
 TEST_F(ReportFlags, PrometheusAndJunitFollowTheVerdicts) {
   const auto prom = dir_ / "pcieval.prom";

@@ -17,28 +17,12 @@ using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-// A scratch directory per test process; ctest runs tests in parallel.
-class ValidateTest : public ::testing::Test {
+class ValidateTest : public ScratchDirTest {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string name = std::string(info->test_suite_name()) + "-" + info->name();
-    std::replace(name.begin(), name.end(), '/', '-');
-    dir_ = std::filesystem::temp_directory_path() / ("pcieval-validate-" + std::to_string(::getpid()) + "-" + name);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  [[nodiscard]] std::string path(const std::string& file) const { return (dir_ / file).string(); }
-
   // `check -o A.json` on a fixture machine.
   CliRun check(const std::string& machine, const std::string& output) {
     return run_pcieval("check -q " + fixture_args(machine) + " -o " + shell_quote(output));
   }
-
-  static void write(const std::string& file, const std::string& text) { std::ofstream(file) << text; }
-
-  std::filesystem::path dir_;
 };
 
 using Verdicts = std::vector<std::tuple<std::string, std::string, std::string>>;
