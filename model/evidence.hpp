@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "model/device.hpp"
+#include "model/measurement.hpp"
 #include "model/path.hpp"
+#include "model/samples.hpp"
 
 namespace pcieval {
 
@@ -30,6 +32,8 @@ struct DeviceRecord {
   // Disagreements and caveats found while reading this device (for example
   // hwloc and sysfs naming different bridges above it).
   std::vector<std::string> notes;
+  // NVIDIA GPUs only, when NVML could be loaded and knew the device.
+  std::optional<NvmlGpuLink> nvml;
 };
 
 struct Evidence {
@@ -43,6 +47,14 @@ struct Evidence {
   // Endpoints (not bridges), ordered by address.
   std::vector<DeviceRecord> devices;
   std::vector<std::string> notes;
+
+  // The measurement engine's part; empty when no probe ran (--no-probes,
+  // fixtures, captured text).
+  std::optional<ProbeSettings> probe_settings;
+  std::vector<ProbeRun> probes;  // every registry entry: ran, skipped or failed
+  std::vector<Measurement> measurements;
+  std::vector<LinkSample> link_samples;  // in time order
+  std::vector<CounterDelta> counters;
 };
 
 }  // namespace pcieval

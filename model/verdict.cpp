@@ -47,6 +47,8 @@ std::string_view to_string(ReasonCode code) {
       return "gpus_missing";
     case ReasonCode::kLinkPathUnknown:
       return "link_path_unknown";
+    case ReasonCode::kProbeFailed:
+      return "probe_failed";
   }
   return "link_state_unknown";
 }

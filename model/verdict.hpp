@@ -35,6 +35,7 @@ enum class ReasonCode {
   kLinkAboveCapability,             // "link_above_capability"
   kGpusMissing,                     // "gpus_missing"
   kLinkPathUnknown,                 // "link_path_unknown"
+  kProbeFailed,                     // "probe_failed"
 };
 
 [[nodiscard]] std::string_view to_string(ReasonCode code);

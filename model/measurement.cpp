@@ -1,0 +1,103 @@
+#include "model/measurement.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <numeric>
+#include <utility>
+
+#include "model/units.hpp"
+
+namespace pcieval {
+namespace {
+
+// One table per enum so that writing and reading a name cannot drift apart.
+template <class E, std::size_t N>
+using Names = std::array<std::pair<E, std::string_view>, N>;
+
+constexpr Names<Direction, 3> kDirectionNames{{
+    {Direction::kHostToDevice, "h2d"},
+    {Direction::kDeviceToHost, "d2h"},
+    {Direction::kHostToHost, "h2h"},
+}};
+constexpr Names<CopyMethod, 3> kMethodNames{{
+    {CopyMethod::kCopyEngine, "ce"},
+    {CopyMethod::kSmKernel, "sm"},
+    {CopyMethod::kCpuThreads, "cpu"},
+}};
+constexpr Names<HostMemory, 2> kMemoryNames{{
+    {HostMemory::kPinned, "pinned"},
+    {HostMemory::kPageable, "pageable"},
+}};
+constexpr Names<Aggregation, 4> kAggregationNames{{
+    {Aggregation::kAlone, "alone"},
+    {Aggregation::kWithReverse, "with_reverse"},
+    {Aggregation::kWithPeers, "with_peers"},
+    {Aggregation::kTotalOverWallTime, "total_over_wall_time"},
+}};
+constexpr Names<ProbeStatus, 3> kStatusNames{{
+    {ProbeStatus::kRan, "ran"},
+    {ProbeStatus::kSkipped, "skipped"},
+    {ProbeStatus::kFailed, "failed"},
+}};
+
+template <class E, std::size_t N>
+std::string_view name_of(const Names<E, N>& names, E value) {
+  for (const auto& [e, name] : names) {
+    if (e == value) return name;
+  }
+  return "unknown";
+}
+
+template <class E, std::size_t N>
+Result<E> value_of(const Names<E, N>& names, std::string_view text, std::string_view what) {
+  for (const auto& [e, name] : names) {
+    if (name == text) return e;
+  }
+  return make_error("unknown " + std::string(what) + " '" + std::string(text) + "'");
+}
+
+}  // namespace
+
+std::string_view to_string(Direction direction) { return name_of(kDirectionNames, direction); }
+std::string_view to_string(CopyMethod method) { return name_of(kMethodNames, method); }
+std::string_view to_string(HostMemory memory) { return name_of(kMemoryNames, memory); }
+std::string_view to_string(Aggregation aggregation) { return name_of(kAggregationNames, aggregation); }
+std::string_view to_string(ProbeStatus status) { return name_of(kStatusNames, status); }
+
+Result<Direction> direction_from_string(std::string_view text) { return value_of(kDirectionNames, text, "direction"); }
+Result<CopyMethod> copy_method_from_string(std::string_view text) {
+  return value_of(kMethodNames, text, "copy method");
+}
+Result<HostMemory> host_memory_from_string(std::string_view text) {
+  return value_of(kMemoryNames, text, "host memory");
+}
+Result<Aggregation> aggregation_from_string(std::string_view text) {
+  return value_of(kAggregationNames, text, "aggregation");
+}
+Result<ProbeStatus> probe_status_from_string(std::string_view text) {
+  return value_of(kStatusNames, text, "probe status");
+}
+
+TrialStats summarize_trials(std::span<const double> trials_gbps) {
+  TrialStats stats;
+  if (trials_gbps.empty()) return stats;
+  std::vector<double> sorted(trials_gbps.begin(), trials_gbps.end());
+  std::sort(sorted.begin(), sorted.end());
+  const std::size_t n = sorted.size();
+  stats.min_gbps = sorted.front();
+  stats.max_gbps = sorted.back();
+  stats.median_gbps = n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  if (n > 1) {
+    const double mean = std::accumulate(sorted.begin(), sorted.end(), 0.0) / static_cast<double>(n);
+    double squares = 0;
+    for (double x : sorted) squares += (x - mean) * (x - mean);
+    const double stddev = std::sqrt(squares / static_cast<double>(n - 1));
+    stats.cv = mean > 0 ? stddev / mean : 0;
+  }
+  return stats;
+}
+
+double gbps_of(std::uint64_t bytes, double seconds) { return static_cast<double>(bytes) / seconds / kBytesPerGigabyte; }
+
+}  // namespace pcieval

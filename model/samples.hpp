@@ -1,0 +1,57 @@
+// Link state and error counters read while probes ran: the evidence that lets
+// the validator use the state under load and ignore idle downshifts.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "model/link.hpp"
+#include "model/pci_address.hpp"
+#include "model/result.hpp"
+
+namespace pcieval {
+
+enum class SampleSource {
+  kSysfs,  // "sysfs": current_link_speed / current_link_width of the port
+  kNvml,   // "nvml": nvmlDeviceGetCurrPcieLinkGeneration / Width of the GPU
+};
+
+[[nodiscard]] std::string_view to_string(SampleSource source);
+[[nodiscard]] Result<SampleSource> sample_source_from_string(std::string_view text);
+
+// One reading of one port's negotiated link.
+struct LinkSample {
+  PciAddress port;  // the function read: a GPU, or a bridge port on its path
+  SampleSource source = SampleSource::kSysfs;
+  double t_s = 0;                // seconds since sampling started
+  bool under_load = false;       // a copy was running on a GPU below this port when it was read
+  std::optional<PcieGen> speed;  // nullopt when the reading failed
+  std::optional<int> width;
+};
+
+// A counter read before and after the probes (AER totals, the GPU's replay
+// counter). A counter that rose while copying is a link that retried.
+struct CounterDelta {
+  PciAddress device;
+  std::string counter;  // "aer_correctable", "aer_nonfatal", "aer_fatal", "nvml_replay"
+  std::uint64_t before = 0;
+  std::uint64_t after = 0;
+};
+
+// What NVML says about one GPU's link, read once under load when it could be.
+struct NvmlGpuLink {
+  std::optional<int> current_gen;  // nvmlDeviceGetCurrPcieLinkGeneration
+  std::optional<int> max_gen;      // nvmlDeviceGetMaxPcieLinkGeneration (GPU and system)
+  std::optional<int> gpu_max_gen;  // nvmlDeviceGetGpuMaxPcieLinkGeneration (GPU alone)
+  std::optional<int> current_width;
+  std::optional<int> max_width;
+  std::optional<std::uint64_t> replay_counter;
+  std::optional<std::uint64_t> tx_kbps;  // nvmlDeviceGetPcieThroughput, KB/s over 20 ms
+  std::optional<std::uint64_t> rx_kbps;
+  std::optional<int> pstate;  // 0 (P0, full power) .. 15
+  bool under_load = false;
+};
+
+}  // namespace pcieval
