@@ -36,6 +36,9 @@ class HwlocTopology {
   // bridges above the device, nearest first, host bridges left out.
   [[nodiscard]] std::optional<Locality> locality_of(const PciAddress& address) const;
 
+  // The raw handle, for topology/ code that calls hwloc itself (numa_memory).
+  [[nodiscard]] hwloc_topology* handle() const { return topology_; }
+
  private:
   explicit HwlocTopology(hwloc_topology* topology) : topology_(topology) {}
 

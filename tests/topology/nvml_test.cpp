@@ -1,0 +1,430 @@
+#include "topology/nvml.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "topology/topology_test_util.hpp"
+
+namespace pcieval {
+namespace {
+
+using ::testing::AnyOf;
+using testing::bdf;
+using ::testing::ElementsAre;
+using ::testing::Eq;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+// --- a fake NVML: static functions over canned GPUs keyed by bus id ---
+
+struct FakeGpu {
+  std::map<std::string, unsigned int> values;  // "curr_gen", "tx", ...
+  std::map<std::string, NvmlReturn> failures;  // a field's call returns this instead
+  int pstate = 0;
+};
+
+struct FakeNvml {
+  std::map<std::string, FakeGpu> gpus;  // keyed by the exact bus id NVML is asked for
+  NvmlReturn init_code = kNvmlSuccess;
+  NvmlReturn lookup_code = kNvmlSuccess;  // forced on every lookup when not success
+  int init_calls = 0;
+  int shutdown_calls = 0;
+  std::vector<std::string> looked_up;
+};
+
+FakeNvml& fake() {
+  static FakeNvml instance;
+  return instance;
+}
+
+FakeGpu* gpu_of(NvmlDevice device) { return reinterpret_cast<FakeGpu*>(device); }
+
+NvmlReturn fake_init() {
+  ++fake().init_calls;
+  return fake().init_code;
+}
+NvmlReturn fake_shutdown() {
+  ++fake().shutdown_calls;
+  return kNvmlSuccess;
+}
+const char* fake_error_string(NvmlReturn /*code*/) { return "Fake Error Text"; }
+NvmlReturn fake_handle(const char* bus_id, NvmlDevice* device) {
+  fake().looked_up.emplace_back(bus_id);
+  if (fake().lookup_code != kNvmlSuccess) return fake().lookup_code;
+  const auto it = fake().gpus.find(bus_id);
+  if (it == fake().gpus.end()) return kNvmlErrorNotFound;
+  *device = reinterpret_cast<NvmlDevice>(&it->second);
+  return kNvmlSuccess;
+}
+NvmlReturn get_field(NvmlDevice device, const std::string& field, unsigned int* value) {
+  FakeGpu* gpu = gpu_of(device);
+  if (const auto failure = gpu->failures.find(field); failure != gpu->failures.end()) return failure->second;
+  const auto it = gpu->values.find(field);
+  if (it == gpu->values.end()) return kNvmlErrorNotSupported;
+  *value = it->second;
+  return kNvmlSuccess;
+}
+NvmlReturn fake_curr_gen(NvmlDevice d, unsigned int* v) { return get_field(d, "curr_gen", v); }
+NvmlReturn fake_max_gen(NvmlDevice d, unsigned int* v) { return get_field(d, "max_gen", v); }
+NvmlReturn fake_gpu_max_gen(NvmlDevice d, unsigned int* v) { return get_field(d, "gpu_max_gen", v); }
+NvmlReturn fake_curr_width(NvmlDevice d, unsigned int* v) { return get_field(d, "curr_width", v); }
+NvmlReturn fake_max_width(NvmlDevice d, unsigned int* v) { return get_field(d, "max_width", v); }
+NvmlReturn fake_replay(NvmlDevice d, unsigned int* v) { return get_field(d, "replay", v); }
+NvmlReturn fake_throughput(NvmlDevice d, NvmlPcieUtilCounter counter, unsigned int* v) {
+  // The real enum values matter: they cross the C ABI.
+  if (static_cast<int>(counter) == 0) return get_field(d, "tx", v);
+  if (static_cast<int>(counter) == 1) return get_field(d, "rx", v);
+  return kNvmlErrorInvalidArgument;
+}
+NvmlReturn fake_pstate(NvmlDevice d, int* pstate) {
+  FakeGpu* gpu = gpu_of(d);
+  if (const auto failure = gpu->failures.find("pstate"); failure != gpu->failures.end()) return failure->second;
+  *pstate = gpu->pstate;
+  return kNvmlSuccess;
+}
+
+NvmlApi fake_api() {
+  NvmlApi api;
+  api.init_v2 = fake_init;
+  api.shutdown = fake_shutdown;
+  api.error_string = fake_error_string;
+  api.device_get_handle_by_pci_bus_id_v2 = fake_handle;
+  api.device_get_curr_pcie_link_generation = fake_curr_gen;
+  api.device_get_max_pcie_link_generation = fake_max_gen;
+  api.device_get_gpu_max_pcie_link_generation = fake_gpu_max_gen;
+  api.device_get_curr_pcie_link_width = fake_curr_width;
+  api.device_get_max_pcie_link_width = fake_max_width;
+  api.device_get_pcie_replay_counter = fake_replay;
+  api.device_get_pcie_throughput = fake_throughput;
+  api.device_get_performance_state = fake_pstate;
+  return api;
+}
+
+// An H100 PCIe at P0 under load, as nvidia-smi -q would show it.
+FakeGpu busy_h100() {
+  FakeGpu gpu;
+  gpu.values = {{"curr_gen", 5},   {"max_gen", 5}, {"gpu_max_gen", 5}, {"curr_width", 16},
+                {"max_width", 16}, {"replay", 3},  {"tx", 12000000},   {"rx", 25000000}};
+  gpu.pstate = 0;
+  return gpu;
+}
+
+class NvmlTest : public ::testing::Test {
+ protected:
+  void SetUp() override { fake() = FakeNvml{}; }
+  void TearDown() override { fake() = FakeNvml{}; }
+
+  static NvmlLibrary open_session(const NvmlApi& api = fake_api()) {
+    auto library = NvmlLibrary::from_api(api);
+    if (!library) throw std::runtime_error(library.error().message);
+    return std::move(library).value();
+  }
+};
+
+// --- names and bus ids ---
+
+TEST(NvmlReturnName, NamesKnownCodesAndNumbersUnknownOnes) {
+  EXPECT_EQ(nvml_return_name(0), "NVML_SUCCESS");
+  EXPECT_EQ(nvml_return_name(3), "NVML_ERROR_NOT_SUPPORTED");
+  EXPECT_EQ(nvml_return_name(6), "NVML_ERROR_NOT_FOUND");
+  EXPECT_EQ(nvml_return_name(9), "NVML_ERROR_DRIVER_NOT_LOADED");
+  EXPECT_EQ(nvml_return_name(13), "NVML_ERROR_FUNCTION_NOT_FOUND");
+  EXPECT_EQ(nvml_return_name(15), "NVML_ERROR_GPU_IS_LOST");
+  EXPECT_EQ(nvml_return_name(25), "NVML_ERROR_ARGUMENT_VERSION_MISMATCH");
+  EXPECT_EQ(nvml_return_name(999), "NVML_ERROR_UNKNOWN");
+  EXPECT_EQ(nvml_return_name(4242), "NVML_ERROR_4242");
+}
+
+TEST(NvmlBusId, FormatsAsNvmlPrintsIt) {
+  EXPECT_EQ(format_nvml_bus_id(bdf("0000:17:00.0")), "00000000:17:00.0");
+  EXPECT_EQ(format_nvml_bus_id(bdf("0000:af:1f.7")), "00000000:AF:1F.7");
+  EXPECT_EQ(format_nvml_bus_id(bdf("10000:01:00.0")), "00010000:01:00.0");
+}
+
+TEST(NvmlBusId, ParsesNvmlAndLegacyFormsIntoTheSysfsAddress) {
+  EXPECT_EQ(to_string(parse_nvml_bus_id("00000000:AF:00.0").value()), "0000:af:00.0");
+  EXPECT_EQ(to_string(parse_nvml_bus_id("0000:AF:00.0").value()), "0000:af:00.0");
+  EXPECT_EQ(parse_nvml_bus_id(format_nvml_bus_id(bdf("0001:c1:00.1"))).value(), bdf("0001:c1:00.1"));
+  const auto bad = parse_nvml_bus_id("GPU-0");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.error().message, HasSubstr("NVML bus id"));
+}
+
+// --- symbol resolution ---
+
+void* lookup_all(const char* symbol) {
+  static const std::map<std::string, void*> kTable = {
+      {"nvmlInit_v2", reinterpret_cast<void*>(&fake_init)},
+      {"nvmlShutdown", reinterpret_cast<void*>(&fake_shutdown)},
+      {"nvmlErrorString", reinterpret_cast<void*>(&fake_error_string)},
+      {"nvmlDeviceGetHandleByPciBusId_v2", reinterpret_cast<void*>(&fake_handle)},
+      {"nvmlDeviceGetCurrPcieLinkGeneration", reinterpret_cast<void*>(&fake_curr_gen)},
+      {"nvmlDeviceGetMaxPcieLinkGeneration", reinterpret_cast<void*>(&fake_max_gen)},
+      {"nvmlDeviceGetGpuMaxPcieLinkGeneration", reinterpret_cast<void*>(&fake_gpu_max_gen)},
+      {"nvmlDeviceGetCurrPcieLinkWidth", reinterpret_cast<void*>(&fake_curr_width)},
+      {"nvmlDeviceGetMaxPcieLinkWidth", reinterpret_cast<void*>(&fake_max_width)},
+      {"nvmlDeviceGetPcieReplayCounter", reinterpret_cast<void*>(&fake_replay)},
+      {"nvmlDeviceGetPcieThroughput", reinterpret_cast<void*>(&fake_throughput)},
+      {"nvmlDeviceGetPerformanceState", reinterpret_cast<void*>(&fake_pstate)},
+  };
+  const auto it = kTable.find(symbol);
+  return it == kTable.end() ? nullptr : it->second;
+}
+
+TEST(ResolveNvmlApi, BindsEverySymbol) {
+  std::vector<std::string> missing = {"stale"};
+  const auto api = resolve_nvml_api(lookup_all, "libnvidia-ml.so.1", &missing);
+  ASSERT_TRUE(api.ok()) << api.error().message;
+  EXPECT_THAT(missing, IsEmpty());
+  EXPECT_EQ(api->init_v2, &fake_init);
+  EXPECT_EQ(api->device_get_gpu_max_pcie_link_generation, &fake_gpu_max_gen);
+  EXPECT_EQ(api->device_get_pcie_throughput, &fake_throughput);
+  EXPECT_EQ(api->device_get_performance_state, &fake_pstate);
+}
+
+TEST(ResolveNvmlApi, MissingOptionalSymbolIsListedNotFatal) {
+  // A driver from before nvmlDeviceGetGpuMaxPcieLinkGeneration existed.
+  const auto old_driver = [](const char* symbol) -> void* {
+    if (std::string(symbol) == "nvmlDeviceGetGpuMaxPcieLinkGeneration") return nullptr;
+    return lookup_all(symbol);
+  };
+  std::vector<std::string> missing;
+  const auto api = resolve_nvml_api(old_driver, "libnvidia-ml.so.1", &missing);
+  ASSERT_TRUE(api.ok()) << api.error().message;
+  EXPECT_THAT(missing, ElementsAre("nvmlDeviceGetGpuMaxPcieLinkGeneration"));
+  EXPECT_EQ(api->device_get_gpu_max_pcie_link_generation, nullptr);
+  EXPECT_EQ(api->device_get_max_pcie_link_generation, &fake_max_gen);
+}
+
+TEST(ResolveNvmlApi, MissingRequiredSymbolIsAnErrorNamingIt) {
+  const auto no_init = [](const char* symbol) -> void* {
+    if (std::string(symbol) == "nvmlInit_v2") return nullptr;
+    return lookup_all(symbol);
+  };
+  const auto api = resolve_nvml_api(no_init, "libnvidia-ml.so.1", nullptr);
+  ASSERT_FALSE(api.ok());
+  EXPECT_THAT(api.error().message, HasSubstr("libnvidia-ml.so.1 lacks nvmlInit_v2"));
+}
+
+// --- loading the real library (absent on a machine without the driver) ---
+
+TEST(NvmlLibraryLoad, AbsentLibraryIsAClearError) {
+  const auto library = NvmlLibrary::load("libpcieval-no-such-nvml.so.1");
+  ASSERT_FALSE(library.ok());
+  EXPECT_EQ(library.error().message, "libpcieval-no-such-nvml.so.1 not found: NVIDIA driver not installed");
+}
+
+TEST(NvmlLibraryLoad, ALibraryWithoutNvmlSymbolsIsRefused) {
+  // libc is always loadable and certainly not NVML: this runs the dlsym path.
+  const auto library = NvmlLibrary::load("libc.so.6");
+  ASSERT_FALSE(library.ok());
+  EXPECT_THAT(library.error().message,
+              HasSubstr("libc.so.6 lacks nvmlInit_v2, nvmlShutdown, nvmlDeviceGetHandleByPciBusId_v2"));
+}
+
+TEST(NvmlLibraryLoad, DefaultLibraryLoadsOrSaysWhy) {
+  // Without the driver (CI) this is the not-found message; on a GPU node it
+  // loads, or names the init failure.
+  const auto library = NvmlLibrary::load();
+  if (library.ok()) return;
+  EXPECT_THAT(library.error().message, AnyOf(Eq("libnvidia-ml.so.1 not found: NVIDIA driver not installed"),
+                                             HasSubstr("nvmlInit_v2"), HasSubstr("could not be loaded")));
+}
+
+// --- the session: init and shutdown ---
+
+TEST_F(NvmlTest, InitOnceAndShutdownOnceAcrossMoves) {
+  {
+    NvmlLibrary library = open_session();
+    EXPECT_EQ(fake().init_calls, 1);
+    NvmlLibrary moved = std::move(library);
+    NvmlLibrary assigned = open_session();
+    EXPECT_EQ(fake().init_calls, 2);
+    assigned = std::move(moved);  // releases the second session
+    EXPECT_EQ(fake().shutdown_calls, 1);
+  }
+  EXPECT_EQ(fake().shutdown_calls, 2);
+}
+
+TEST_F(NvmlTest, InitFailureNamesTheNvmlCodeAndOwesNoShutdown) {
+  fake().init_code = kNvmlErrorDriverNotLoaded;
+  const auto library = NvmlLibrary::from_api(fake_api());
+  ASSERT_FALSE(library.ok());
+  EXPECT_THAT(library.error().message, HasSubstr("nvmlInit_v2"));
+  EXPECT_THAT(library.error().message, HasSubstr("NVML_ERROR_DRIVER_NOT_LOADED (9)"));
+  EXPECT_THAT(library.error().message, HasSubstr("driver is not loaded"));
+  EXPECT_EQ(fake().shutdown_calls, 0);
+}
+
+TEST_F(NvmlTest, InitFailureWithoutAHintQuotesNvmlsOwnText) {
+  fake().init_code = 999;
+  const auto library = NvmlLibrary::from_api(fake_api());
+  ASSERT_FALSE(library.ok());
+  EXPECT_THAT(library.error().message, HasSubstr("NVML_ERROR_UNKNOWN (999): Fake Error Text"));
+}
+
+TEST_F(NvmlTest, TableWithoutRequiredEntriesIsRefused) {
+  NvmlApi api = fake_api();
+  api.device_get_handle_by_pci_bus_id_v2 = nullptr;
+  EXPECT_FALSE(NvmlLibrary::from_api(api).ok());
+  EXPECT_EQ(fake().init_calls, 0);
+}
+
+// --- the reader ---
+
+TEST_F(NvmlTest, ReadsEveryField) {
+  FakeGpu gpu = busy_h100();
+  gpu.values["curr_gen"] = 4;
+  gpu.values["curr_width"] = 8;
+  gpu.pstate = 2;
+  fake().gpus["00000000:17:00.0"] = gpu;
+  const NvmlLibrary library = open_session();
+  const NvmlReader reader(library);
+
+  std::vector<std::string> notes;
+  const auto link = reader.read(bdf("0000:17:00.0"), &notes);
+  ASSERT_TRUE(link.ok()) << link.error().message;
+  EXPECT_EQ(link->current_gen, 4);
+  EXPECT_EQ(link->max_gen, 5);
+  EXPECT_EQ(link->gpu_max_gen, 5);
+  EXPECT_EQ(link->current_width, 8);
+  EXPECT_EQ(link->max_width, 16);
+  EXPECT_EQ(link->replay_counter, 3U);
+  EXPECT_EQ(link->tx_kbps, 12000000U);
+  EXPECT_EQ(link->rx_kbps, 25000000U);
+  EXPECT_EQ(link->pstate, 2);
+  EXPECT_FALSE(link->under_load);
+  EXPECT_THAT(notes, IsEmpty());
+}
+
+TEST_F(NvmlTest, LooksTheGpuUpByNvmlsBusIdForm) {
+  fake().gpus["00000000:AF:00.0"] = busy_h100();
+  const NvmlLibrary library = open_session();
+  const NvmlReader reader(library);
+  EXPECT_TRUE(reader.read(bdf("0000:af:00.0")).ok());
+  EXPECT_THAT(fake().looked_up, ElementsAre("00000000:AF:00.0"));
+}
+
+TEST_F(NvmlTest, NotSupportedFieldStaysUnknownAndIsNoted) {
+  FakeGpu gpu = busy_h100();
+  // vGPU guests have no throughput counters; some boards no replay counter.
+  gpu.failures["tx"] = kNvmlErrorNotSupported;
+  gpu.failures["rx"] = kNvmlErrorNotSupported;
+  gpu.failures["replay"] = kNvmlErrorNotSupported;
+  fake().gpus["00000000:17:00.0"] = gpu;
+  const NvmlLibrary library = open_session();
+  const NvmlReader reader(library);
+
+  std::vector<std::string> notes;
+  const auto link = reader.read(bdf("0000:17:00.0"), &notes);
+  ASSERT_TRUE(link.ok()) << link.error().message;
+  EXPECT_EQ(link->tx_kbps, std::nullopt);
+  EXPECT_EQ(link->rx_kbps, std::nullopt);
+  EXPECT_EQ(link->replay_counter, std::nullopt);
+  EXPECT_EQ(link->current_gen, 5);
+  EXPECT_EQ(link->max_width, 16);
+  EXPECT_THAT(notes, ElementsAre("nvmlDeviceGetPcieReplayCounter: NVML_ERROR_NOT_SUPPORTED (3)",
+                                 "nvmlDeviceGetPcieThroughput(TX_BYTES): NVML_ERROR_NOT_SUPPORTED (3)",
+                                 "nvmlDeviceGetPcieThroughput(RX_BYTES): NVML_ERROR_NOT_SUPPORTED (3)"));
+}
+
+TEST_F(NvmlTest, FailingGettersOfAnyKindLeaveTheirFieldUnread) {
+  FakeGpu gpu = busy_h100();
+  gpu.failures["curr_gen"] = kNvmlErrorGpuIsLost;
+  gpu.failures["max_width"] = kNvmlErrorUnknown;
+  gpu.failures["pstate"] = kNvmlErrorNotSupported;
+  fake().gpus["00000000:17:00.0"] = gpu;
+  const NvmlLibrary library = open_session();
+  const NvmlReader reader(library);
+
+  std::vector<std::string> notes;
+  const auto link = reader.read(bdf("0000:17:00.0"), &notes);
+  ASSERT_TRUE(link.ok());
+  EXPECT_EQ(link->current_gen, std::nullopt);
+  EXPECT_EQ(link->max_width, std::nullopt);
+  EXPECT_EQ(link->pstate, std::nullopt);
+  EXPECT_EQ(link->current_width, 16);
+  EXPECT_THAT(notes, ::testing::Contains(HasSubstr("NVML_ERROR_GPU_IS_LOST (15)")));
+}
+
+TEST_F(NvmlTest, OldDriverWithoutASymbolLeavesThatFieldUnread) {
+  fake().gpus["00000000:17:00.0"] = busy_h100();
+  NvmlApi api = fake_api();
+  api.device_get_gpu_max_pcie_link_generation = nullptr;
+  api.device_get_performance_state = nullptr;
+  const NvmlLibrary library = open_session(api);
+  const NvmlReader reader(library);
+
+  std::vector<std::string> notes;
+  const auto link = reader.read(bdf("0000:17:00.0"), &notes);
+  ASSERT_TRUE(link.ok());
+  EXPECT_EQ(link->gpu_max_gen, std::nullopt);
+  EXPECT_EQ(link->pstate, std::nullopt);
+  EXPECT_EQ(link->max_gen, 5);
+  EXPECT_THAT(notes, ElementsAre("nvmlDeviceGetGpuMaxPcieLinkGeneration: not exported by this driver",
+                                 "nvmlDeviceGetPerformanceState: not exported by this driver"));
+}
+
+TEST_F(NvmlTest, UnknownPstateIsNotAPstate) {
+  FakeGpu gpu = busy_h100();
+  gpu.pstate = kNvmlPstateUnknown;
+  fake().gpus["00000000:17:00.0"] = gpu;
+  const NvmlLibrary library = open_session();
+  const NvmlReader reader(library);
+  const auto link = reader.read(bdf("0000:17:00.0"));
+  ASSERT_TRUE(link.ok());
+  EXPECT_EQ(link->pstate, std::nullopt);
+}
+
+TEST_F(NvmlTest, DeviceNotFoundNamesTheAddress) {
+  fake().gpus["00000000:17:00.0"] = busy_h100();
+  const NvmlLibrary library = open_session();
+  const NvmlReader reader(library);
+  const auto link = reader.read(bdf("0000:65:00.0"));
+  ASSERT_FALSE(link.ok());
+  EXPECT_EQ(link.error().message,
+            "no GPU at 0000:65:00.0 known to NVML (looked up as 00000000:65:00.0): NVML_ERROR_NOT_FOUND (6)");
+}
+
+TEST_F(NvmlTest, OtherLookupFailuresNameTheAddressAndTheCode) {
+  fake().gpus["00000000:17:00.0"] = busy_h100();
+  fake().lookup_code = kNvmlErrorInsufficientPower;
+  const NvmlLibrary library = open_session();
+  const NvmlReader reader(library);
+  const auto link = reader.read(bdf("0000:17:00.0"));
+  ASSERT_FALSE(link.ok());
+  EXPECT_THAT(link.error().message, HasSubstr("0000:17:00.0"));
+  EXPECT_THAT(link.error().message, HasSubstr("NVML_ERROR_INSUFFICIENT_POWER (8)"));
+}
+
+TEST_F(NvmlTest, CurrentLinkOnlyForTheSampler) {
+  FakeGpu gpu = busy_h100();
+  gpu.values["curr_gen"] = 1;  // idle downshift
+  gpu.failures["curr_width"] = kNvmlErrorNotSupported;
+  fake().gpus["00000000:17:00.0"] = gpu;
+  const NvmlLibrary library = open_session();
+  const NvmlReader reader(library);
+  const auto device = reader.find_gpu(bdf("0000:17:00.0"));
+  ASSERT_TRUE(device.ok());
+  const NvmlCurrentLink link = reader.read_current_link(device.value());
+  EXPECT_EQ(link.gen, 1);
+  EXPECT_EQ(link.width, std::nullopt);
+}
+
+TEST_F(NvmlTest, ReplayCounterOnItsOwn) {
+  fake().gpus["00000000:17:00.0"] = busy_h100();
+  const NvmlLibrary library = open_session();
+  const NvmlReader reader(library);
+  EXPECT_EQ(reader.read_replay_counter(bdf("0000:17:00.0")).value(), 3U);
+  const auto missing = reader.read_replay_counter(bdf("0000:18:00.0"));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.error().message, HasSubstr("0000:18:00.0"));
+}
+
+}  // namespace
+}  // namespace pcieval

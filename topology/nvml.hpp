@@ -1,0 +1,167 @@
+// NVML (libnvidia-ml.so.1, part of the NVIDIA driver), loaded at run time so
+// that the binary starts on a node without the driver and says why the GPU's
+// own view of its link is missing. No nvml.h: the few types used are declared
+// here, with the C ABI NVML has kept since the _v2 entry points (PCIE-FACTS 6).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/pci_address.hpp"
+#include "model/result.hpp"
+#include "model/samples.hpp"
+
+namespace pcieval {
+
+// nvmlDevice_t: an opaque pointer owned by NVML, valid until nvmlShutdown.
+struct NvmlDeviceOpaque;
+using NvmlDevice = NvmlDeviceOpaque*;
+
+// nvmlReturn_t: a C enum, passed as int.
+using NvmlReturn = int;
+
+inline constexpr NvmlReturn kNvmlSuccess = 0;
+inline constexpr NvmlReturn kNvmlErrorUninitialized = 1;
+inline constexpr NvmlReturn kNvmlErrorInvalidArgument = 2;
+inline constexpr NvmlReturn kNvmlErrorNotSupported = 3;
+inline constexpr NvmlReturn kNvmlErrorNoPermission = 4;
+inline constexpr NvmlReturn kNvmlErrorNotFound = 6;
+inline constexpr NvmlReturn kNvmlErrorInsufficientPower = 8;
+inline constexpr NvmlReturn kNvmlErrorDriverNotLoaded = 9;
+inline constexpr NvmlReturn kNvmlErrorLibraryNotFound = 12;
+inline constexpr NvmlReturn kNvmlErrorFunctionNotFound = 13;
+inline constexpr NvmlReturn kNvmlErrorGpuIsLost = 15;
+inline constexpr NvmlReturn kNvmlErrorLibRmVersionMismatch = 18;
+inline constexpr NvmlReturn kNvmlErrorUnknown = 999;
+
+// nvmlPcieUtilCounter_t (NVML_PCIE_UTIL_TX_BYTES = 0, NVML_PCIE_UTIL_RX_BYTES = 1).
+// TX is what the GPU sent (device-to-host traffic), RX what it received.
+enum class NvmlPcieUtilCounter : int {
+  kTxBytes = 0,
+  kRxBytes = 1,
+};
+
+// nvmlPstates_t: 0 (P0, full power) .. 15, and NVML_PSTATE_UNKNOWN.
+inline constexpr int kNvmlPstateUnknown = 32;
+
+// "NVML_ERROR_DRIVER_NOT_LOADED"; "NVML_SUCCESS"; an unknown code gives
+// "NVML_ERROR_<code>" so a newer driver's code is still reported.
+[[nodiscard]] std::string nvml_return_name(NvmlReturn code);
+
+// The functions pcieval calls, one pointer per NVML symbol: the seam tests
+// replace with static fakes. A null optional entry is a symbol the driver does
+// not export (an old driver); the field it reads is then left unread.
+struct NvmlApi {
+  // Required: without these nothing can be read.
+  NvmlReturn (*init_v2)() = nullptr;   // nvmlInit_v2
+  NvmlReturn (*shutdown)() = nullptr;  // nvmlShutdown
+  // nvmlDeviceGetHandleByPciBusId_v2
+  NvmlReturn (*device_get_handle_by_pci_bus_id_v2)(const char*, NvmlDevice*) = nullptr;
+  // Optional; each named after its symbol (nvmlDeviceGetCurrPcieLinkGeneration ...).
+  const char* (*error_string)(NvmlReturn) = nullptr;  // nvmlErrorString
+  NvmlReturn (*device_get_curr_pcie_link_generation)(NvmlDevice, unsigned int*) = nullptr;
+  NvmlReturn (*device_get_max_pcie_link_generation)(NvmlDevice, unsigned int*) = nullptr;
+  NvmlReturn (*device_get_gpu_max_pcie_link_generation)(NvmlDevice, unsigned int*) = nullptr;
+  NvmlReturn (*device_get_curr_pcie_link_width)(NvmlDevice, unsigned int*) = nullptr;
+  NvmlReturn (*device_get_max_pcie_link_width)(NvmlDevice, unsigned int*) = nullptr;
+  NvmlReturn (*device_get_pcie_replay_counter)(NvmlDevice, unsigned int*) = nullptr;
+  NvmlReturn (*device_get_pcie_throughput)(NvmlDevice, NvmlPcieUtilCounter, unsigned int*) = nullptr;
+  // nvmlPstates_t* in nvml.h: a C enum whose values (0..15, 32) fit any int type.
+  NvmlReturn (*device_get_performance_state)(NvmlDevice, int*) = nullptr;
+};
+
+inline constexpr std::string_view kNvmlLibraryName = "libnvidia-ml.so.1";
+
+// Fills an NvmlApi from a symbol lookup (dlsym on the real library; a table in
+// tests). A missing required symbol is an error naming it; a missing optional
+// one is left null and its name appended to `missing_optional`.
+[[nodiscard]] Result<NvmlApi> resolve_nvml_api(const std::function<void*(const char* symbol)>& lookup,
+                                               std::string_view library_name,
+                                               std::vector<std::string>* missing_optional = nullptr);
+
+// An initialised NVML session: the dlopen handle (when loaded from a file) and
+// the nvmlInit_v2 it made. The destructor calls nvmlShutdown, then dlclose.
+// Move-only; a moved-from session owns nothing.
+class NvmlLibrary {
+ public:
+  // dlopens `library_name` (RTLD_NOW: a missing symbol is found here, not
+  // mid-run), resolves the symbols and calls nvmlInit_v2. Errors:
+  // "libnvidia-ml.so.1 not found: NVIDIA driver not installed", a missing
+  // required symbol, or the init failure with the NVML code
+  // ("... NVML_ERROR_DRIVER_NOT_LOADED (9) ...").
+  [[nodiscard]] static Result<NvmlLibrary> load(std::string_view library_name = kNvmlLibraryName);
+
+  // Takes an already resolved table (a fake in tests) and calls its init_v2.
+  // `api` must have the required entries.
+  [[nodiscard]] static Result<NvmlLibrary> from_api(const NvmlApi& api, std::vector<std::string> missing_optional = {});
+
+  NvmlLibrary(NvmlLibrary&& other) noexcept;
+  NvmlLibrary& operator=(NvmlLibrary&& other) noexcept;
+  NvmlLibrary(const NvmlLibrary&) = delete;
+  NvmlLibrary& operator=(const NvmlLibrary&) = delete;
+  ~NvmlLibrary();
+
+  [[nodiscard]] const NvmlApi& api() const { return api_; }
+  // Optional symbols the driver lacks ("nvmlDeviceGetGpuMaxPcieLinkGeneration"),
+  // for a note in the evidence: the fields they read stay unknown.
+  [[nodiscard]] const std::vector<std::string>& missing_symbols() const { return missing_optional_; }
+
+ private:
+  NvmlLibrary(void* handle, const NvmlApi& api, std::vector<std::string> missing_optional);
+  // Calls nvmlInit_v2; on success the destructor owes nvmlShutdown.
+  [[nodiscard]] Status init();
+  void release() noexcept;
+
+  void* handle_ = nullptr;  // dlopen handle; null for a table given by from_api
+  NvmlApi api_;
+  std::vector<std::string> missing_optional_;
+  bool initialised_ = false;  // nvmlInit_v2 succeeded: nvmlShutdown is owed
+};
+
+// NVML's own bus-id form: "%08X:%02X:%02X.%X" ("00000000:17:00.0"), the way
+// nvmlPciInfo_t.busId prints it. NVML accepts it back; sysfs uses "0000:17:00.0".
+[[nodiscard]] std::string format_nvml_bus_id(const PciAddress& address);
+
+// Reads a bus id as NVML prints it (8-digit uppercase domain, or the legacy
+// 4-digit busIdLegacy) into the address every other stage joins on.
+[[nodiscard]] Result<PciAddress> parse_nvml_bus_id(std::string_view bus_id);
+
+// A GPU's negotiated link as NVML reports it; nullopt where a call failed.
+struct NvmlCurrentLink {
+  std::optional<int> gen;
+  std::optional<int> width;
+};
+
+// Reads GPUs' links through an initialised session. Holds no state of its own
+// and NVML is thread-safe, so one reader may serve the sampler thread and the
+// caller at once. The library must outlive the reader.
+class NvmlReader {
+ public:
+  explicit NvmlReader(const NvmlLibrary& library) : api_(&library.api()) {}
+
+  // The handle of the GPU at `gpu`. Errors name the address: "no GPU at
+  // 0000:17:00.0 known to NVML (...)" for NOT_FOUND, the NVML code otherwise.
+  [[nodiscard]] Result<NvmlDevice> find_gpu(const PciAddress& gpu) const;
+
+  // Every field of NvmlGpuLink. A field whose call failed (NOT_SUPPORTED on
+  // this GPU, a symbol the driver lacks) stays nullopt, and `notes`, when
+  // given, says which and why. under_load is left false: only the caller
+  // knows whether copies were running.
+  [[nodiscard]] Result<NvmlGpuLink> read(const PciAddress& gpu, std::vector<std::string>* notes = nullptr) const;
+
+  // Current generation and width only: two calls, no allocation, for the
+  // sampler's rounds.
+  [[nodiscard]] NvmlCurrentLink read_current_link(NvmlDevice device) const noexcept;
+
+  // nvmlDeviceGetPcieReplayCounter, for the before/after counters.
+  [[nodiscard]] Result<std::uint64_t> read_replay_counter(const PciAddress& gpu) const;
+
+ private:
+  const NvmlApi* api_;
+};
+
+}  // namespace pcieval
