@@ -1,0 +1,123 @@
+// The probe registry (STYLE 10): each probe is a small declarative object with
+// a stable key, a description, an applicability check that yields "skipped,
+// with reason" rather than failure, and a run() that returns measurements and
+// prints nothing.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/evidence.hpp"
+#include "model/measurement.hpp"
+
+namespace pcieval {
+
+class HwlocTopology;
+
+enum class ProbeMode {
+  kQuick,  // the verdict size only, local NUMA node: well under 30 s on an 8-GPU node
+  kFull,   // adds the 4 KiB..1 GiB size sweep and the remote-NUMA probe
+};
+
+[[nodiscard]] std::string_view to_string(ProbeMode mode);
+
+// How every probe times its copies. Parsed and checked once in app/.
+struct RunConfig {
+  ProbeMode mode = ProbeMode::kQuick;
+  // The size of one copy for the verdict measurements. 256 MiB keeps each
+  // trial around 5 ms even at Gen5 rates, long against launch and event
+  // resolution (microseconds), short enough for --quick.
+  std::uint64_t size_bytes = std::uint64_t{256} << 20;
+  int warmup_trials = 1;  // untimed, discarded: first-touch, TLB and clock ramp
+  int trials = 5;         // timed, all kept
+  // How long a latch kernel holds a stream before it gives up (and says so).
+  double latch_timeout_s = 5.0;
+};
+
+// Set while copies are in flight, so link samples taken meanwhile are marked
+// as under load. Probes raise it around their timed region.
+class LoadSignal {
+ public:
+  void raise() { depth_.fetch_add(1, std::memory_order_relaxed); }
+  void lower() { depth_.fetch_sub(1, std::memory_order_relaxed); }
+  [[nodiscard]] bool active() const { return depth_.load(std::memory_order_relaxed) > 0; }
+
+ private:
+  std::atomic<int> depth_{0};
+};
+
+// Raises the signal for its lifetime.
+class LoadScope {
+ public:
+  explicit LoadScope(LoadSignal& signal) : signal_(signal) { signal_.raise(); }
+  LoadScope(const LoadScope&) = delete;
+  LoadScope& operator=(const LoadScope&) = delete;
+  ~LoadScope() { signal_.lower(); }
+
+ private:
+  LoadSignal& signal_;
+};
+
+// Everything a probe may look at. Probes only read it; the load signal is the
+// one thing they touch.
+struct ProbeContext {
+  const Evidence& evidence;  // GPUs, their paths and NUMA nodes
+  const RunConfig& config;
+  // The live topology, for binding host buffers and threads to NUMA nodes;
+  // nullptr when hwloc could not load it.
+  const HwlocTopology* topology = nullptr;
+  LoadSignal* load = nullptr;
+};
+
+// What one run of one probe produced. A subject that could not be measured
+// (its data did not verify, a CUDA call failed) is an error naming it; the
+// other subjects' measurements are kept.
+struct ProbeOutput {
+  std::vector<Measurement> measurements;
+  std::vector<std::string> errors;
+  std::vector<std::string> warnings;
+};
+
+class Probe {
+ public:
+  Probe() = default;
+  Probe(const Probe&) = delete;
+  Probe& operator=(const Probe&) = delete;
+  virtual ~Probe() = default;
+
+  // Stable snake_case key, used in the results document and --list-probes.
+  [[nodiscard]] virtual std::string_view key() const = 0;
+  // One paragraph: what it measures and what its number means.
+  [[nodiscard]] virtual std::string_view description() const = 0;
+  // Whether --quick runs it (every probe runs under --full).
+  [[nodiscard]] virtual bool in_quick() const { return true; }
+  // nullopt when the probe applies here; otherwise why it is skipped.
+  [[nodiscard]] virtual std::optional<std::string> skip_reason(const ProbeContext& context) const = 0;
+  // REQUIRES: !skip_reason(context). Prints nothing.
+  [[nodiscard]] virtual ProbeOutput run(const ProbeContext& context) const = 0;
+};
+
+using ProbeRegistry = std::vector<std::unique_ptr<Probe>>;
+
+// Every probe pcieval has, in the order they run and are listed.
+[[nodiscard]] ProbeRegistry make_probe_registry();
+
+// The GPU probes (bench/gpu_probes.cpp): appended by make_probe_registry.
+// Built with or without CUDA; without it each one skips with that reason.
+void add_gpu_probes(ProbeRegistry& registry);
+
+// Runs every probe of the registry that the mode selects, in order, and
+// records each one's outcome (a probe outside the mode is skipped with
+// "--full only"). Measurements are appended to `measurements`.
+struct EngineOutput {
+  std::vector<ProbeRun> runs;
+  std::vector<Measurement> measurements;
+};
+[[nodiscard]] EngineOutput run_probes(const ProbeRegistry& registry, const ProbeContext& context);
+
+}  // namespace pcieval

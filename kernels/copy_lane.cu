@@ -1,0 +1,293 @@
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernels/copy_lane.hpp"
+#include "kernels/cuda_check.cuh"
+#include "kernels/cuda_device.hpp"
+#include "kernels/kernels.cuh"
+#include "kernels/pattern.hpp"
+
+namespace pcieval {
+namespace {
+
+Status check_lane_arguments(Direction direction, std::span<std::byte> host) {
+  if (direction != Direction::kHostToDevice && direction != Direction::kDeviceToHost) {
+    return make_error("a GPU copy lane moves host-to-device or device-to-host, not " +
+                      std::string(to_string(direction)));
+  }
+  if (host.empty() || host.size() % kPatternGranuleBytes != 0) {
+    return make_error("a copy buffer must be a non-zero multiple of " + std::to_string(kPatternGranuleBytes) +
+                      " bytes, got " + std::to_string(host.size()));
+  }
+  if (reinterpret_cast<std::uintptr_t>(host.data()) % kPatternGranuleBytes != 0) {
+    return make_error("a copy buffer must be 16-byte aligned");
+  }
+  return ok_status();
+}
+
+std::string lane_label(int ordinal, Direction direction, CopyMethod method) {
+  return "cuda " + std::to_string(ordinal) + " " + std::string(to_string(direction)) + " " +
+         std::string(to_string(method));
+}
+
+// Zeroes the counter, counts mismatches of `bytes` at `data` on `stream`, and
+// reads the count back.
+Result<std::uint64_t> count_mismatches(const Stream& stream, int blocks, const std::byte* data, std::size_t bytes,
+                                       std::uint32_t seed, const DeviceBuffer& counter) {
+  PCIEVAL_TRY_STATUS(detail::use_device(stream.ordinal()));
+  auto* count_word = reinterpret_cast<unsigned long long*>(counter.data());
+  PCIEVAL_CUDA_TRY(cudaMemsetAsync(count_word, 0, sizeof(unsigned long long), stream.handle()));
+  PCIEVAL_TRY_STATUS(detail::launch_count_mismatches(stream.handle(), blocks, data, bytes, seed, count_word));
+  PCIEVAL_TRY_STATUS(stream.synchronize());
+  unsigned long long mismatches = 0;
+  PCIEVAL_CUDA_TRY(cudaMemcpy(&mismatches, count_word, sizeof(mismatches), cudaMemcpyDeviceToHost));
+  return static_cast<std::uint64_t>(mismatches);
+}
+
+Error mismatch_error(const std::string& label, std::uint64_t mismatches, std::size_t bytes) {
+  return make_error(label + ": " + std::to_string(mismatches) + " of " + std::to_string(bytes / 4) +
+                    " 32-bit words of the destination differ from the source after the copy");
+}
+
+// Waits for every lane's stream and opens the latch on the way out of a
+// trial, whatever happened: no spin kernel or copy outlives the trial.
+class TrialCleanup {
+ public:
+  TrialCleanup(std::span<CopyLane* const> lanes, Latch& latch) : lanes_(lanes), latch_(latch) {}
+  TrialCleanup(const TrialCleanup&) = delete;
+  TrialCleanup& operator=(const TrialCleanup&) = delete;
+  ~TrialCleanup() {
+    latch_.release();
+    for (CopyLane* lane : lanes_) static_cast<void>(lane->stream().synchronize());
+  }
+
+ private:
+  std::span<CopyLane* const> lanes_;
+  Latch& latch_;
+};
+
+}  // namespace
+
+// --- CopyLane
+
+Result<CopyLane> CopyLane::create(int ordinal, Direction direction, CopyMethod method, std::span<std::byte> host,
+                                  std::uint32_t seed) {
+  PCIEVAL_TRY_STATUS(check_lane_arguments(direction, host));
+  if (method != CopyMethod::kCopyEngine && method != CopyMethod::kSmKernel) {
+    return make_error("a GPU copy lane copies with the copy engine or SM kernels, not " +
+                      std::string(to_string(method)));
+  }
+  PCIEVAL_TRY_STATUS(preload_kernels(ordinal));
+  PCIEVAL_ASSIGN_OR_RETURN(Stream stream, Stream::create(ordinal));
+  PCIEVAL_ASSIGN_OR_RETURN(EventPair events, EventPair::create(ordinal));
+  // Mapped for both methods: SM kernels need it, and the pattern kernels
+  // poison and check the host side through it.
+  PCIEVAL_ASSIGN_OR_RETURN(HostRegistration registration, HostRegistration::register_range(ordinal, host, true));
+  PCIEVAL_ASSIGN_OR_RETURN(std::byte * host_device_pointer, registration.device_pointer(ordinal));
+  PCIEVAL_ASSIGN_OR_RETURN(DeviceBuffer device, DeviceBuffer::allocate(ordinal, host.size()));
+  PCIEVAL_ASSIGN_OR_RETURN(DeviceBuffer counter, DeviceBuffer::allocate(ordinal, sizeof(unsigned long long)));
+  PCIEVAL_ASSIGN_OR_RETURN(int blocks, detail::saturating_blocks(ordinal));
+  CopyLane lane(direction, method, seed, std::move(stream), std::move(events), std::move(registration),
+                std::move(device), std::move(counter), host_device_pointer, blocks);
+  // The whole capacity carries the pattern, whatever shape comes later.
+  PCIEVAL_TRY_STATUS(detail::launch_fill_pattern(lane.stream_.handle(), blocks, lane.kernel_view_of_source(),
+                                                 lane.capacity_bytes(), seed));
+  PCIEVAL_TRY_STATUS(lane.stream_.synchronize());
+  return Result<CopyLane>(std::move(lane));
+}
+
+CopyLane::~CopyLane() {
+  if (stream_.handle() != nullptr) static_cast<void>(stream_.synchronize());
+}
+
+Status CopyLane::reshape(CopyShape shape) {
+  if (shape.size_bytes == 0 || shape.size_bytes % kPatternGranuleBytes != 0) {
+    return make_error("a copy size must be a non-zero multiple of 16 bytes, got " + std::to_string(shape.size_bytes));
+  }
+  if (shape.size_bytes > capacity_bytes()) {
+    return make_error("a copy of " + std::to_string(shape.size_bytes) + " bytes exceeds the lane's " +
+                      std::to_string(capacity_bytes()) + " bytes");
+  }
+  if (shape.copies < 1) return make_error("a trial needs at least one copy, got " + std::to_string(shape.copies));
+  shape_ = shape;
+  return ok_status();
+}
+
+std::uint64_t CopyLane::bytes_per_trial() const {
+  return static_cast<std::uint64_t>(shape_.size_bytes) * static_cast<std::uint64_t>(shape_.copies);
+}
+
+std::string CopyLane::label() const { return lane_label(ordinal(), direction_, method_); }
+
+const std::byte* CopyLane::copy_source() const {
+  if (direction_ == Direction::kDeviceToHost) return device_.data();
+  return method_ == CopyMethod::kSmKernel ? host_device_pointer_ : registration_.host().data();
+}
+
+std::byte* CopyLane::copy_destination() const {
+  if (direction_ == Direction::kHostToDevice) return device_.data();
+  return method_ == CopyMethod::kSmKernel ? host_device_pointer_ : registration_.host().data();
+}
+
+std::byte* CopyLane::kernel_view_of_source() const {
+  return direction_ == Direction::kHostToDevice ? host_device_pointer_ : device_.data();
+}
+
+std::byte* CopyLane::kernel_view_of_destination() const {
+  return direction_ == Direction::kHostToDevice ? device_.data() : host_device_pointer_;
+}
+
+Status CopyLane::prepare_destination() {
+  PCIEVAL_TRY_STATUS(detail::use_device(ordinal()));
+  return detail::launch_poison(stream_.handle(), grid_blocks_, kernel_view_of_destination(), shape_.size_bytes);
+}
+
+Status CopyLane::enqueue(Latch& latch) {
+  PCIEVAL_TRY_STATUS(latch.hold(stream_));
+  PCIEVAL_TRY_STATUS(events_.record_start(stream_));
+  const cudaMemcpyKind kind = direction_ == Direction::kHostToDevice ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+  for (int i = 0; i < shape_.copies; ++i) {
+    if (method_ == CopyMethod::kCopyEngine) {
+      PCIEVAL_CUDA_TRY(cudaMemcpyAsync(copy_destination(), copy_source(), shape_.size_bytes, kind, stream_.handle()));
+    } else {
+      PCIEVAL_TRY_STATUS(
+          detail::launch_sm_copy(stream_.handle(), grid_blocks_, copy_destination(), copy_source(), shape_.size_bytes));
+    }
+  }
+  return events_.record_end(stream_);
+}
+
+Result<double> CopyLane::elapsed_s() const { return events_.elapsed_s(); }
+
+Result<std::uint64_t> CopyLane::count_destination_mismatches() const {
+  return count_mismatches(stream_, grid_blocks_, kernel_view_of_destination(), shape_.size_bytes, seed_, counter_);
+}
+
+// --- run_latched_trial
+
+Result<TrialTiming> run_latched_trial(std::span<CopyLane* const> lanes, Latch& latch) {
+  if (lanes.empty()) return make_error("a trial needs at least one copy lane");
+  TrialTiming timing;
+  {
+    TrialCleanup cleanup(lanes, latch);
+    for (CopyLane* lane : lanes) {
+      if (auto status = lane->prepare_destination(); !status) {
+        return make_error(lane->label() + ": " + status.error().message);
+      }
+    }
+    for (CopyLane* lane : lanes) {
+      if (auto status = lane->stream().synchronize(); !status) {
+        return make_error(lane->label() + ": " + status.error().message);
+      }
+    }
+    latch.arm();
+    for (CopyLane* lane : lanes) {
+      if (auto status = lane->enqueue(latch); !status) {
+        return make_error(lane->label() + ": " + status.error().message);
+      }
+    }
+    latch.release();
+    for (CopyLane* lane : lanes) {
+      auto seconds = lane->elapsed_s();
+      if (!seconds) return make_error(lane->label() + ": " + seconds.error().message);
+      timing.lane_s.push_back(seconds.value());
+    }
+  }
+  // Every stream is idle here, so the spin kernels have written their flag.
+  if (latch.timed_out()) {
+    return make_error("the latch timed out after " + std::to_string(latch.timeout_s()) +
+                      " s before every copy of the trial was queued, so the copies started early and their time "
+                      "includes queueing; the trial is not reported");
+  }
+  for (CopyLane* lane : lanes) {
+    auto mismatches = lane->count_destination_mismatches();
+    if (!mismatches) return make_error(lane->label() + ": verification: " + mismatches.error().message);
+    if (mismatches.value() != 0) {
+      return mismatch_error(lane->label(), mismatches.value(), lane->shape().size_bytes);
+    }
+  }
+
+  // Wall time: per device, from its earliest start to its latest end on its
+  // own event clock; across devices, the longest (see TrialTiming::wall_s).
+  std::vector<bool> done(lanes.size(), false);
+  for (std::size_t first = 0; first < lanes.size(); ++first) {
+    if (done[first]) continue;
+    double earliest_start_s = 0;
+    double latest_end_s = timing.lane_s[first];
+    for (std::size_t other = first; other < lanes.size(); ++other) {
+      if (lanes[other]->ordinal() != lanes[first]->ordinal()) continue;
+      done[other] = true;
+      auto offset_s = lanes[first]->events().start_to_start_s(lanes[other]->events());
+      if (!offset_s) return make_error(lanes[other]->label() + ": " + offset_s.error().message);
+      earliest_start_s = std::min(earliest_start_s, offset_s.value());
+      latest_end_s = std::max(latest_end_s, offset_s.value() + timing.lane_s[other]);
+    }
+    timing.wall_s = std::max(timing.wall_s, latest_end_s - earliest_start_s);
+  }
+  return timing;
+}
+
+// --- PageableLane
+
+Result<PageableLane> PageableLane::create(int ordinal, Direction direction, std::span<std::byte> host,
+                                          std::uint32_t seed) {
+  PCIEVAL_TRY_STATUS(check_lane_arguments(direction, host));
+  PCIEVAL_TRY_STATUS(preload_kernels(ordinal));
+  PCIEVAL_ASSIGN_OR_RETURN(Stream stream, Stream::create(ordinal));
+  PCIEVAL_ASSIGN_OR_RETURN(DeviceBuffer device, DeviceBuffer::allocate(ordinal, host.size()));
+  PCIEVAL_ASSIGN_OR_RETURN(DeviceBuffer counter, DeviceBuffer::allocate(ordinal, sizeof(unsigned long long)));
+  if (direction == Direction::kHostToDevice) {
+    fill_pattern_host(host, seed);
+  } else {
+    PCIEVAL_ASSIGN_OR_RETURN(int blocks, detail::saturating_blocks(ordinal));
+    PCIEVAL_TRY_STATUS(detail::launch_fill_pattern(stream.handle(), blocks, device.data(), device.size_bytes(), seed));
+    PCIEVAL_TRY_STATUS(stream.synchronize());
+  }
+  return PageableLane(direction, seed, host, std::move(stream), std::move(device), std::move(counter));
+}
+
+std::string PageableLane::label() const {
+  return lane_label(ordinal(), direction_, CopyMethod::kCopyEngine) + " pageable";
+}
+
+Result<double> PageableLane::run_trial() {
+  PCIEVAL_TRY_STATUS(detail::use_device(ordinal()));
+  PCIEVAL_ASSIGN_OR_RETURN(int blocks, detail::saturating_blocks(ordinal()));
+  const bool to_device = direction_ == Direction::kHostToDevice;
+  if (to_device) {
+    PCIEVAL_TRY_STATUS(detail::launch_poison(stream_.handle(), blocks, device_.data(), device_.size_bytes()));
+    PCIEVAL_TRY_STATUS(stream_.synchronize());
+  } else {
+    poison_host(host_);
+  }
+
+  const auto started = std::chrono::steady_clock::now();
+  const cudaError_t copied = to_device ? cudaMemcpy(device_.data(), host_.data(), host_.size(), cudaMemcpyHostToDevice)
+                                       : cudaMemcpy(host_.data(), device_.data(), host_.size(), cudaMemcpyDeviceToHost);
+  if (copied != cudaSuccess) return make_error(label() + ": " + detail::cuda_error("cudaMemcpy", copied).message);
+  // A pageable host-to-device cudaMemcpy returns once the driver has staged
+  // the data, possibly before the last DMA lands.
+  const cudaError_t synced = cudaDeviceSynchronize();
+  const auto ended = std::chrono::steady_clock::now();
+  if (synced != cudaSuccess)
+    return make_error(label() + ": " + detail::cuda_error("cudaDeviceSynchronize", synced).message);
+
+  std::uint64_t mismatches = 0;
+  if (to_device) {
+    auto counted = count_mismatches(stream_, blocks, device_.data(), device_.size_bytes(), seed_, counter_);
+    if (!counted) return make_error(label() + ": verification: " + counted.error().message);
+    mismatches = counted.value();
+  } else {
+    mismatches = count_mismatches_host(host_, seed_);
+  }
+  if (mismatches != 0) return mismatch_error(label(), mismatches, host_.size());
+  return std::chrono::duration<double>(ended - started).count();
+}
+
+}  // namespace pcieval

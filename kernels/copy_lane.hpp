@@ -1,0 +1,198 @@
+// Timed copies between host and device: the operations bench/ builds its GPU
+// probes from.
+//
+// A CopyLane is one GPU copying in one direction by one method, with its own
+// stream and event pair. run_latched_trial runs one trial over any set of
+// lanes at once (one GPU one way; both directions of one GPU; every GPU of a
+// group): every lane's copies are queued behind one latch, the latch is
+// opened, each lane is timed by its own events, and every lane's destination
+// is verified after the timed region. A trial that does not verify, whose
+// latch timed out, or in which any CUDA call failed returns an error, never a
+// time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernels/latch.hpp"
+#include "kernels/resources.hpp"
+#include "model/measurement.hpp"
+#include "model/result.hpp"
+
+namespace pcieval {
+
+// One trial of a lane: `copies` back-to-back copies of `size_bytes` each, all
+// from the start of the source to the start of the destination. Several copies
+// per trial keep a trial of a small size long enough to time.
+struct CopyShape {
+  std::size_t size_bytes = 0;  // a multiple of kPatternGranuleBytes
+  int copies = 1;
+};
+
+class CopyLane {
+ public:
+  // A lane of device `ordinal` in `direction` (kHostToDevice or
+  // kDeviceToHost) by `method` (kCopyEngine: cudaMemcpyAsync; kSmKernel: a
+  // grid-stride kernel loading and storing 16 bytes per thread over mapped
+  // host memory, with enough blocks to fill every SM). The lane registers
+  // `host` (mapped, pinned where its pages already are), allocates a device
+  // buffer of the same size, fills the source with the pattern for `seed`,
+  // preloads the kernels, and takes the shape {host.size(), 1}.
+  // REQUIRES: `host` outlives the lane, is 16-byte aligned (page-aligned is
+  // best), its size is a non-zero multiple of kPatternGranuleBytes, and no
+  // other registration covers it.
+  [[nodiscard]] static Result<CopyLane> create(int ordinal, Direction direction, CopyMethod method,
+                                               std::span<std::byte> host, std::uint32_t seed);
+
+  CopyLane(const CopyLane&) = delete;
+  CopyLane& operator=(const CopyLane&) = delete;
+  CopyLane(CopyLane&&) noexcept = default;
+  CopyLane& operator=(CopyLane&&) noexcept = default;
+  // Waits for the lane's stream first, so no copy is in flight when its
+  // buffers are freed and its host range unregistered.
+  ~CopyLane();
+
+  // Changes the shape of the following trials. Error: a size of zero, not a
+  // multiple of 16, or above the capacity; fewer than one copy.
+  [[nodiscard]] Status reshape(CopyShape shape);
+
+  [[nodiscard]] int ordinal() const { return stream_.ordinal(); }
+  [[nodiscard]] Direction direction() const { return direction_; }
+  [[nodiscard]] CopyMethod method() const { return method_; }
+  [[nodiscard]] CopyShape shape() const { return shape_; }
+  [[nodiscard]] std::size_t capacity_bytes() const { return device_.size_bytes(); }
+  // shape().size_bytes * shape().copies.
+  [[nodiscard]] std::uint64_t bytes_per_trial() const;
+  // "cuda 2 h2d sm": how errors of this lane name it.
+  [[nodiscard]] std::string label() const;
+
+  // The steps of a trial, in the order run_latched_trial calls them.
+  // Queues the poisoning of the destination (untimed). The caller waits for
+  // it before holding any lane: a poison kernel still running when the latch
+  // opens would delay this lane's start and load the link under the others.
+  [[nodiscard]] Status prepare_destination();
+  // Queues: hold on the latch, start event, the copies, end event. Nothing
+  // waits.
+  [[nodiscard]] Status enqueue(Latch& latch);
+  // Waits for the end event; the seconds from the first copy's start to the
+  // last copy's end.
+  [[nodiscard]] Result<double> elapsed_s() const;
+  // Waits for the stream and returns how many 32-bit words of the destination
+  // (its first shape().size_bytes) differ from the pattern.
+  [[nodiscard]] Result<std::uint64_t> count_destination_mismatches() const;
+
+  // The buffers, for tests that corrupt a destination on purpose.
+  [[nodiscard]] DeviceBuffer& device_buffer() { return device_; }
+  [[nodiscard]] std::span<std::byte> host_buffer() const { return registration_.host(); }
+  [[nodiscard]] const Stream& stream() const { return stream_; }
+  [[nodiscard]] const EventPair& events() const { return events_; }
+
+ private:
+  CopyLane(Direction direction, CopyMethod method, std::uint32_t seed, Stream stream, EventPair events,
+           HostRegistration registration, DeviceBuffer device, DeviceBuffer counter, std::byte* host_device_pointer,
+           int grid_blocks)
+      : direction_(direction),
+        method_(method),
+        seed_(seed),
+        stream_(std::move(stream)),
+        events_(std::move(events)),
+        registration_(std::move(registration)),
+        device_(std::move(device)),
+        counter_(std::move(counter)),
+        host_device_pointer_(host_device_pointer),
+        grid_blocks_(grid_blocks),
+        shape_{device_.size_bytes(), 1} {}
+
+  // Source and destination as the copy sees them: host addresses for the copy
+  // engine, the mapped device address of the host range for SM kernels.
+  [[nodiscard]] const std::byte* copy_source() const;
+  [[nodiscard]] std::byte* copy_destination() const;
+  // The same buffers as the pattern kernels reach them (device addresses).
+  [[nodiscard]] std::byte* kernel_view_of_source() const;
+  [[nodiscard]] std::byte* kernel_view_of_destination() const;
+
+  Direction direction_;
+  CopyMethod method_;
+  std::uint32_t seed_;
+  Stream stream_;
+  EventPair events_;
+  HostRegistration registration_;
+  DeviceBuffer device_;
+  DeviceBuffer counter_;  // one 64-bit word: the mismatch count of the check kernel
+  std::byte* host_device_pointer_;
+  int grid_blocks_;
+  CopyShape shape_;
+};
+
+// One trial's times.
+struct TrialTiming {
+  // Each lane's own time, first copy's start to last copy's end (its events),
+  // in the order of the lanes.
+  std::vector<double> lane_s;
+  // From the earliest start to the latest end over every lane. Lanes of one
+  // device are compared on that device's event clock. Events of two devices
+  // share no clock, so across devices this is the longest device's span:
+  // every lane starts when the one latch opens, and the devices see it open
+  // within the latch's polling latency (about a microsecond over PCIe), which
+  // is the error of this number.
+  double wall_s = 0;
+};
+
+// Runs one trial over every lane at once: arms the latch, queues every lane
+// behind it, releases it, waits for every lane, then checks that no spin
+// kernel timed out and that every destination matches the pattern. Errors
+// name the lane. On an error the latch is still released and every stream
+// waited for, so the lanes can be used (or destroyed) safely.
+// REQUIRES: !lanes.empty().
+[[nodiscard]] Result<TrialTiming> run_latched_trial(std::span<CopyLane* const> lanes, Latch& latch);
+
+// A copy through pageable memory: plain host memory that CUDA did not
+// register, which the driver stages through its own pinned buffers. Timed on
+// the host clock around cudaMemcpy and a device synchronize (events cannot
+// time a synchronous copy, and a pageable cudaMemcpy may return before its
+// last DMA ends). Verified after each trial: on the device for host-to-device,
+// on the host for device-to-host.
+class PageableLane {
+ public:
+  // REQUIRES: as CopyLane::create, except that `host` is not registered.
+  [[nodiscard]] static Result<PageableLane> create(int ordinal, Direction direction, std::span<std::byte> host,
+                                                   std::uint32_t seed);
+
+  PageableLane(const PageableLane&) = delete;
+  PageableLane& operator=(const PageableLane&) = delete;
+  PageableLane(PageableLane&&) noexcept = default;
+  PageableLane& operator=(PageableLane&&) noexcept = default;
+  ~PageableLane() = default;  // run_trial waits for its work: nothing is in flight between calls
+
+  [[nodiscard]] int ordinal() const { return stream_.ordinal(); }
+  [[nodiscard]] Direction direction() const { return direction_; }
+  [[nodiscard]] std::uint64_t bytes_per_trial() const { return host_.size(); }
+  [[nodiscard]] std::string label() const;
+
+  // Poisons the destination, copies the whole buffer once (timed), verifies.
+  // Returns the seconds of the copy.
+  [[nodiscard]] Result<double> run_trial();
+
+ private:
+  PageableLane(Direction direction, std::uint32_t seed, std::span<std::byte> host, Stream stream, DeviceBuffer device,
+               DeviceBuffer counter)
+      : direction_(direction),
+        seed_(seed),
+        host_(host),
+        stream_(std::move(stream)),
+        device_(std::move(device)),
+        counter_(std::move(counter)) {}
+
+  Direction direction_;
+  std::uint32_t seed_;
+  std::span<std::byte> host_;
+  Stream stream_;  // for the device-side pattern kernels
+  DeviceBuffer device_;
+  DeviceBuffer counter_;  // one 64-bit word: the mismatch count of the check kernel
+};
+
+}  // namespace pcieval

@@ -1,0 +1,46 @@
+// The GPU kernels of kernels/, behind host-side launchers. CUDA-only (never
+// included by a .hpp). Every launcher queues work and returns the launch
+// error; none waits.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "model/result.hpp"
+
+namespace pcieval::detail {
+
+// Blocks for a kernel that must keep every SM busy: as many 256-thread blocks
+// as the device can keep resident at once. Reading host memory over PCIe
+// takes about a microsecond per access, so saturating a Gen5 x16 link needs
+// tens of thousands of 16-byte loads in flight; a full device provides them.
+[[nodiscard]] Result<int> saturating_blocks(int ordinal);
+
+// The pattern kernels. REQUIRES: `data` 16-byte aligned, `bytes` a multiple
+// of 16, reachable from the stream's device.
+[[nodiscard]] Status launch_fill_pattern(cudaStream_t stream, int blocks, std::byte* data, std::size_t bytes,
+                                         std::uint32_t seed);
+[[nodiscard]] Status launch_poison(cudaStream_t stream, int blocks, std::byte* data, std::size_t bytes);
+// Adds the number of mismatching words to *counter (a device word the caller
+// zeroes first).
+[[nodiscard]] Status launch_count_mismatches(cudaStream_t stream, int blocks, const std::byte* data, std::size_t bytes,
+                                             std::uint32_t seed, unsigned long long* counter);
+
+// Copies `bytes` from `source` to `destination` with 16-byte loads and stores,
+// grid-stride. Either side may be mapped host memory (its device address).
+[[nodiscard]] Status launch_sm_copy(cudaStream_t stream, int blocks, std::byte* destination, const std::byte* source,
+                                    std::size_t bytes);
+
+// One thread that spins until *release != 0 or `timeout_ns` has passed on
+// %globaltimer; on timeout it sets *timed_out = 1. Both are device addresses
+// of mapped host words.
+[[nodiscard]] Status launch_latch(cudaStream_t stream, const int* release, int* timed_out,
+                                  unsigned long long timeout_ns);
+
+// cudaFuncGetAttributes on every kernel above, which loads them into the
+// current device's context (see preload_kernels).
+[[nodiscard]] Status load_kernels_on_current_device();
+
+}  // namespace pcieval::detail

@@ -1,0 +1,72 @@
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <string>
+#include <utility>
+
+#include "kernels/cuda_check.cuh"
+#include "kernels/kernels.cuh"
+#include "kernels/latch.hpp"
+
+namespace pcieval {
+namespace {
+
+constexpr int kFlagCount = 2;
+constexpr int kReleaseFlag = 0;
+constexpr int kTimedOutFlag = 1;
+
+}  // namespace
+
+Result<Latch> Latch::create(int ordinal, double timeout_s) {
+  if (!(timeout_s > 0)) return make_error("a latch timeout must be positive, got " + std::to_string(timeout_s) + " s");
+  PCIEVAL_TRY_STATUS(detail::use_device(ordinal));
+  void* flags = nullptr;
+  // Mapped: the spin kernel reads the release flag from host memory. Portable:
+  // streams of every device can be held by one latch.
+  PCIEVAL_CUDA_TRY(cudaHostAlloc(&flags, kFlagCount * sizeof(int), cudaHostAllocMapped | cudaHostAllocPortable));
+  Latch latch(static_cast<int*>(flags), timeout_s);
+  latch.arm();
+  return Result<Latch>(std::move(latch));
+}
+
+Latch::Latch(Latch&& other) noexcept
+    : flags_(std::exchange(other.flags_, nullptr)), timeout_s_(std::exchange(other.timeout_s_, 0)) {}
+
+Latch& Latch::operator=(Latch&& other) noexcept {
+  if (this != &other) {
+    Latch old(std::move(*this));
+    flags_ = std::exchange(other.flags_, nullptr);
+    timeout_s_ = std::exchange(other.timeout_s_, 0);
+  }
+  return *this;
+}
+
+Latch::~Latch() {
+  if (flags_ == nullptr) return;
+  // A spin kernel still waiting would read freed memory: open the latch
+  // first. (Every user synchronizes its streams before this point.)
+  release();
+  static_cast<void>(cudaFreeHost(flags_));
+}
+
+void Latch::arm() {
+  std::atomic_ref<int>(flags_[kReleaseFlag]).store(0, std::memory_order_release);
+  std::atomic_ref<int>(flags_[kTimedOutFlag]).store(0, std::memory_order_release);
+}
+
+Status Latch::hold(const Stream& stream) {
+  PCIEVAL_TRY_STATUS(detail::use_device(stream.ordinal()));
+  void* device_flags = nullptr;
+  PCIEVAL_CUDA_TRY(cudaHostGetDevicePointer(&device_flags, flags_, 0));
+  auto* flags = static_cast<int*>(device_flags);
+  const auto timeout_ns = static_cast<unsigned long long>(timeout_s_ * 1e9);
+  return detail::launch_latch(stream.handle(), flags + kReleaseFlag, flags + kTimedOutFlag, timeout_ns);
+}
+
+void Latch::release() { std::atomic_ref<int>(flags_[kReleaseFlag]).store(1, std::memory_order_release); }
+
+bool Latch::timed_out() const {
+  return std::atomic_ref<int>(flags_[kTimedOutFlag]).load(std::memory_order_acquire) != 0;
+}
+
+}  // namespace pcieval

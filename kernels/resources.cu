@@ -1,0 +1,196 @@
+#include <cuda_runtime.h>
+
+#include <string>
+#include <utility>
+
+#include "kernels/cuda_check.cuh"
+#include "kernels/resources.hpp"
+
+namespace pcieval {
+
+// --- Stream
+
+Result<Stream> Stream::create(int ordinal) {
+  PCIEVAL_TRY_STATUS(detail::use_device(ordinal));
+  cudaStream_t stream = nullptr;
+  PCIEVAL_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  return Stream(ordinal, stream);
+}
+
+Stream::Stream(Stream&& other) noexcept
+    : ordinal_(std::exchange(other.ordinal_, -1)), stream_(std::exchange(other.stream_, nullptr)) {}
+
+Stream& Stream::operator=(Stream&& other) noexcept {
+  if (this != &other) {
+    Stream old(std::move(*this));
+    ordinal_ = std::exchange(other.ordinal_, -1);
+    stream_ = std::exchange(other.stream_, nullptr);
+  }
+  return *this;
+}
+
+Stream::~Stream() {
+  // Errors are ignored: a destructor has no one to tell, and the only
+  // failure (a context already torn down) leaves nothing to release.
+  if (stream_ != nullptr) static_cast<void>(cudaStreamDestroy(stream_));
+}
+
+Status Stream::synchronize() const {
+  if (stream_ == nullptr) return make_error("synchronize on an empty (moved-from) stream");
+  return detail::cuda_status("cudaStreamSynchronize", cudaStreamSynchronize(stream_));
+}
+
+// --- EventPair
+
+Result<EventPair> EventPair::create(int ordinal) {
+  PCIEVAL_TRY_STATUS(detail::use_device(ordinal));
+  cudaEvent_t start = nullptr;
+  cudaEvent_t end = nullptr;
+  PCIEVAL_CUDA_TRY(cudaEventCreate(&start));
+  // Owned from here on, so the second failure cannot leak the first event.
+  EventPair pair(ordinal, start, nullptr);
+  PCIEVAL_CUDA_TRY(cudaEventCreate(&end));
+  pair.end_ = end;
+  return Result<EventPair>(std::move(pair));
+}
+
+EventPair::EventPair(EventPair&& other) noexcept
+    : ordinal_(std::exchange(other.ordinal_, -1)),
+      start_(std::exchange(other.start_, nullptr)),
+      end_(std::exchange(other.end_, nullptr)) {}
+
+EventPair& EventPair::operator=(EventPair&& other) noexcept {
+  if (this != &other) {
+    EventPair old(std::move(*this));
+    ordinal_ = std::exchange(other.ordinal_, -1);
+    start_ = std::exchange(other.start_, nullptr);
+    end_ = std::exchange(other.end_, nullptr);
+  }
+  return *this;
+}
+
+EventPair::~EventPair() {
+  if (start_ != nullptr) static_cast<void>(cudaEventDestroy(start_));
+  if (end_ != nullptr) static_cast<void>(cudaEventDestroy(end_));
+}
+
+Status EventPair::record_start(const Stream& stream) {
+  return detail::cuda_status("cudaEventRecord", cudaEventRecord(start_, stream.handle()));
+}
+
+Status EventPair::record_end(const Stream& stream) {
+  return detail::cuda_status("cudaEventRecord", cudaEventRecord(end_, stream.handle()));
+}
+
+Result<double> EventPair::elapsed_s() const {
+  PCIEVAL_CUDA_TRY(cudaEventSynchronize(end_));
+  float elapsed_ms = 0;
+  PCIEVAL_CUDA_TRY(cudaEventElapsedTime(&elapsed_ms, start_, end_));
+  return static_cast<double>(elapsed_ms) * 1e-3;
+}
+
+Result<double> EventPair::start_to_start_s(const EventPair& later) const {
+  if (later.ordinal_ != ordinal_) {
+    return make_error("events of devices " + std::to_string(ordinal_) + " and " + std::to_string(later.ordinal_) +
+                      " share no clock");
+  }
+  PCIEVAL_CUDA_TRY(cudaEventSynchronize(start_));
+  PCIEVAL_CUDA_TRY(cudaEventSynchronize(later.start_));
+  float elapsed_ms = 0;
+  PCIEVAL_CUDA_TRY(cudaEventElapsedTime(&elapsed_ms, start_, later.start_));
+  return static_cast<double>(elapsed_ms) * 1e-3;
+}
+
+// --- DeviceBuffer
+
+Result<DeviceBuffer> DeviceBuffer::allocate(int ordinal, std::size_t bytes) {
+  if (bytes == 0) return make_error("cannot allocate an empty device buffer");
+  PCIEVAL_TRY_STATUS(detail::use_device(ordinal));
+  void* data = nullptr;
+  const cudaError_t code = cudaMalloc(&data, bytes);
+  if (code != cudaSuccess) {
+    return make_error("cannot allocate " + std::to_string(bytes) + " bytes on CUDA device " + std::to_string(ordinal) +
+                      ": " + detail::cuda_error("cudaMalloc", code).message);
+  }
+  return DeviceBuffer(ordinal, static_cast<std::byte*>(data), bytes);
+}
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
+    : ordinal_(std::exchange(other.ordinal_, -1)),
+      data_(std::exchange(other.data_, nullptr)),
+      size_bytes_(std::exchange(other.size_bytes_, 0)) {}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
+  if (this != &other) {
+    DeviceBuffer old(std::move(*this));
+    ordinal_ = std::exchange(other.ordinal_, -1);
+    data_ = std::exchange(other.data_, nullptr);
+    size_bytes_ = std::exchange(other.size_bytes_, 0);
+  }
+  return *this;
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  // cudaFree needs no current device: the address says which one.
+  if (data_ != nullptr) static_cast<void>(cudaFree(data_));
+}
+
+Status DeviceBuffer::copy_from_host(std::size_t offset, std::span<const std::byte> host) {
+  if (offset > size_bytes_ || host.size() > size_bytes_ - offset) {
+    return make_error("copy of " + std::to_string(host.size()) + " bytes at offset " + std::to_string(offset) +
+                      " overruns a device buffer of " + std::to_string(size_bytes_) + " bytes");
+  }
+  PCIEVAL_TRY_STATUS(detail::use_device(ordinal_));
+  PCIEVAL_CUDA_TRY(cudaMemcpy(data_ + offset, host.data(), host.size(), cudaMemcpyHostToDevice));
+  return ok_status();
+}
+
+Status DeviceBuffer::copy_to_host(std::size_t offset, std::span<std::byte> host) const {
+  if (offset > size_bytes_ || host.size() > size_bytes_ - offset) {
+    return make_error("copy of " + std::to_string(host.size()) + " bytes at offset " + std::to_string(offset) +
+                      " overruns a device buffer of " + std::to_string(size_bytes_) + " bytes");
+  }
+  PCIEVAL_TRY_STATUS(detail::use_device(ordinal_));
+  PCIEVAL_CUDA_TRY(cudaMemcpy(host.data(), data_ + offset, host.size(), cudaMemcpyDeviceToHost));
+  return ok_status();
+}
+
+// --- HostRegistration
+
+Result<HostRegistration> HostRegistration::register_range(int ordinal, std::span<std::byte> host, bool mapped) {
+  if (host.empty()) return make_error("cannot register an empty host range");
+  PCIEVAL_TRY_STATUS(detail::use_device(ordinal));
+  const unsigned int flags = cudaHostRegisterPortable | (mapped ? cudaHostRegisterMapped : 0U);
+  const cudaError_t code = cudaHostRegister(host.data(), host.size(), flags);
+  if (code != cudaSuccess) {
+    return make_error("cannot page-lock " + std::to_string(host.size()) +
+                      " bytes of host memory: " + detail::cuda_error("cudaHostRegister", code).message);
+  }
+  return HostRegistration(host, mapped);
+}
+
+HostRegistration::HostRegistration(HostRegistration&& other) noexcept
+    : host_(std::exchange(other.host_, {})), mapped_(std::exchange(other.mapped_, false)) {}
+
+HostRegistration& HostRegistration::operator=(HostRegistration&& other) noexcept {
+  if (this != &other) {
+    HostRegistration old(std::move(*this));
+    host_ = std::exchange(other.host_, {});
+    mapped_ = std::exchange(other.mapped_, false);
+  }
+  return *this;
+}
+
+HostRegistration::~HostRegistration() {
+  if (!host_.empty()) static_cast<void>(cudaHostUnregister(host_.data()));
+}
+
+Result<std::byte*> HostRegistration::device_pointer(int ordinal) const {
+  if (!mapped_) return make_error("the host range was registered without mapping: kernels cannot reach it");
+  PCIEVAL_TRY_STATUS(detail::use_device(ordinal));
+  void* device = nullptr;
+  PCIEVAL_CUDA_TRY(cudaHostGetDevicePointer(&device, host_.data(), 0));
+  return static_cast<std::byte*>(device);
+}
+
+}  // namespace pcieval

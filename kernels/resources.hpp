@@ -1,0 +1,138 @@
+// RAII owners of the CUDA handles the copies use. Move-only; destructors are
+// noexcept, log nothing and never throw: a handle that cannot be released
+// (the context is already gone) is leaked, not reported.
+//
+// Plain C++: the CUDA handle types are declared here as the opaque structs
+// cuda_runtime.h itself uses (cudaStream_t is CUstream_st*), so bench/ and
+// the tests need no CUDA header.
+#pragma once
+
+#include <cstddef>
+#include <span>
+
+#include "model/result.hpp"
+
+struct CUstream_st;
+struct CUevent_st;
+
+namespace pcieval {
+
+// A stream on one device. Non-blocking: it never waits for the legacy
+// default stream, so another library's synchronous call cannot stall a trial.
+class Stream {
+ public:
+  [[nodiscard]] static Result<Stream> create(int ordinal);
+
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  Stream(Stream&& other) noexcept;
+  Stream& operator=(Stream&& other) noexcept;
+  ~Stream();
+
+  [[nodiscard]] int ordinal() const { return ordinal_; }
+  [[nodiscard]] CUstream_st* handle() const { return stream_; }
+  // Waits for everything queued so far. Returns the first error of the work
+  // (a kernel fault surfaces here).
+  [[nodiscard]] Status synchronize() const;
+
+ private:
+  Stream(int ordinal, CUstream_st* stream) : ordinal_(ordinal), stream_(stream) {}
+
+  int ordinal_ = -1;
+  CUstream_st* stream_ = nullptr;
+};
+
+// Two timing events around work on one stream. Event time has a resolution of
+// about half a microsecond, so a timed region should last milliseconds.
+class EventPair {
+ public:
+  [[nodiscard]] static Result<EventPair> create(int ordinal);
+
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+  EventPair(EventPair&& other) noexcept;
+  EventPair& operator=(EventPair&& other) noexcept;
+  ~EventPair();
+
+  [[nodiscard]] Status record_start(const Stream& stream);
+  [[nodiscard]] Status record_end(const Stream& stream);
+  // Waits for the end event and returns the seconds from start to end.
+  [[nodiscard]] Result<double> elapsed_s() const;
+  // Waits for both pairs' events and returns the seconds from this pair's
+  // start to `later`'s start (negative when `later` started first). Both
+  // pairs must be on one device: events of two devices share no clock.
+  [[nodiscard]] Result<double> start_to_start_s(const EventPair& later) const;
+
+  [[nodiscard]] int ordinal() const { return ordinal_; }
+
+ private:
+  EventPair(int ordinal, CUevent_st* start, CUevent_st* end) : ordinal_(ordinal), start_(start), end_(end) {}
+
+  int ordinal_ = -1;
+  CUevent_st* start_ = nullptr;
+  CUevent_st* end_ = nullptr;
+};
+
+// Memory on one device (cudaMalloc: at least 256-byte aligned).
+class DeviceBuffer {
+ public:
+  [[nodiscard]] static Result<DeviceBuffer> allocate(int ordinal, std::size_t bytes);
+
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& other) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
+  ~DeviceBuffer();
+
+  // A device address: never dereference it on the host.
+  [[nodiscard]] std::byte* data() const { return data_; }
+  [[nodiscard]] std::size_t size_bytes() const { return size_bytes_; }
+  [[nodiscard]] int ordinal() const { return ordinal_; }
+
+  // Synchronous copies of a few bytes, for setting up and checking (never for
+  // timed work). REQUIRES: offset + host.size() <= size_bytes().
+  [[nodiscard]] Status copy_from_host(std::size_t offset, std::span<const std::byte> host);
+  [[nodiscard]] Status copy_to_host(std::size_t offset, std::span<std::byte> host) const;
+
+ private:
+  DeviceBuffer(int ordinal, std::byte* data, std::size_t size_bytes)
+      : ordinal_(ordinal), data_(data), size_bytes_(size_bytes) {}
+
+  int ordinal_ = -1;
+  std::byte* data_ = nullptr;
+  std::size_t size_bytes_ = 0;
+};
+
+// Page-locks an existing host range (cudaHostRegister) so copy engines can
+// DMA it, and optionally maps it into the devices' address space so kernels
+// can load and store it over PCIe. The range keeps its NUMA placement:
+// registering pins pages where they are, which is why pcieval allocates host
+// buffers on a chosen node first and registers them after, instead of
+// cudaHostAlloc (which places pages wherever the calling thread runs).
+// Registration is portable: every device's context sees the range as pinned.
+// The destructor unregisters. REQUIRES: the range outlives the registration,
+// and no other registration covers any of its pages.
+class HostRegistration {
+ public:
+  [[nodiscard]] static Result<HostRegistration> register_range(int ordinal, std::span<std::byte> host, bool mapped);
+
+  HostRegistration(const HostRegistration&) = delete;
+  HostRegistration& operator=(const HostRegistration&) = delete;
+  HostRegistration(HostRegistration&& other) noexcept;
+  HostRegistration& operator=(HostRegistration&& other) noexcept;
+  ~HostRegistration();
+
+  [[nodiscard]] std::span<std::byte> host() const { return host_; }
+  [[nodiscard]] bool mapped() const { return mapped_; }
+  // The address kernels of device `ordinal` use for the range. Error unless
+  // the registration is mapped.
+  [[nodiscard]] Result<std::byte*> device_pointer(int ordinal) const;
+
+ private:
+  HostRegistration(std::span<std::byte> host, bool mapped) : host_(host), mapped_(mapped) {}
+
+  std::span<std::byte> host_;
+  bool mapped_ = false;
+};
+
+}  // namespace pcieval

@@ -1,0 +1,253 @@
+// Real GPU tests of kernels/: copies verify, the latch releases in time,
+// rates are positive and below a sane ceiling, and corruption is caught.
+// Each test skips, with the reason, where no CUDA device is usable.
+#include "kernels/copy_lane.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+
+#include <chrono>
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "kernels/cuda_device.hpp"
+#include "kernels/device_pattern.hpp"
+#include "kernels/latch.hpp"
+#include "kernels/pattern.hpp"
+#include "kernels/resources.hpp"
+
+namespace pcieval {
+namespace {
+
+// No host link today moves more than this (PCIe Gen6 x16 is about 121 GB/s
+// per direction, NVLink-C2C about 450): above it the timer is broken.
+constexpr double kSaneCeilingGbps = 1000;
+constexpr std::size_t kCopyBytes = std::size_t{64} << 20;
+
+std::optional<std::string> no_gpu_reason() {
+  if (!built_with_cuda()) return std::string(kBuiltWithoutCudaMessage);
+  auto count = cuda_device_count();
+  if (!count) return "no usable CUDA device: " + count.error().message;
+  return std::nullopt;
+}
+
+#define SKIP_WITHOUT_GPU()                                      \
+  do {                                                          \
+    if (auto reason = no_gpu_reason()) GTEST_SKIP() << *reason; \
+  } while (false)
+
+// Page-aligned anonymous host memory, as NumaBuffer gives (kernels/ tests do
+// not link topology/).
+class HostBytes {
+ public:
+  explicit HostBytes(std::size_t bytes) : bytes_(bytes) {
+    void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    data_ = memory == MAP_FAILED ? nullptr : static_cast<std::byte*>(memory);
+    if (data_ != nullptr) std::memset(data_, 0, bytes);
+  }
+  HostBytes(const HostBytes&) = delete;
+  HostBytes& operator=(const HostBytes&) = delete;
+  ~HostBytes() {
+    if (data_ != nullptr) munmap(data_, bytes_);
+  }
+  [[nodiscard]] std::span<std::byte> span() const { return {data_, bytes_}; }
+
+ private:
+  std::size_t bytes_;
+  std::byte* data_ = nullptr;
+};
+
+template <class T>
+T take(Result<T> result) {
+  if (!result) throw std::runtime_error(result.error().message);
+  return std::move(result).value();
+}
+
+struct LaneCase {
+  Direction direction;
+  CopyMethod method;
+};
+
+class CopyLaneTest : public ::testing::TestWithParam<LaneCase> {};
+
+TEST_P(CopyLaneTest, TrialsVerifyAndRatesAreSane) {
+  SKIP_WITHOUT_GPU();
+  HostBytes host(kCopyBytes);
+  CopyLane lane = take(CopyLane::create(0, GetParam().direction, GetParam().method, host.span(), 11));
+  Latch latch = take(Latch::create(0, 5.0));
+  CopyLane* lanes[] = {&lane};
+  for (int trial = 0; trial < 3; ++trial) {
+    auto timing = run_latched_trial(lanes, latch);
+    ASSERT_TRUE(timing.ok()) << timing.error().message;
+    EXPECT_FALSE(latch.timed_out());
+    ASSERT_EQ(timing->lane_s.size(), 1U);
+    const double gbps = gbps_of(lane.bytes_per_trial(), timing->lane_s[0]);
+    EXPECT_GT(gbps, 0.5) << lane.label();
+    EXPECT_LT(gbps, kSaneCeilingGbps) << lane.label();
+    EXPECT_NEAR(timing->wall_s, timing->lane_s[0], 1e-6) << "one lane: the wall time is its time";
+  }
+}
+
+TEST_P(CopyLaneTest, SeveralSmallCopiesPerTrialVerify) {
+  SKIP_WITHOUT_GPU();
+  HostBytes host(kCopyBytes);
+  CopyLane lane = take(CopyLane::create(0, GetParam().direction, GetParam().method, host.span(), 12));
+  ASSERT_TRUE(lane.reshape({4096, 256}).ok());
+  EXPECT_EQ(lane.bytes_per_trial(), 4096U * 256U);
+  Latch latch = take(Latch::create(0, 5.0));
+  CopyLane* lanes[] = {&lane};
+  auto timing = run_latched_trial(lanes, latch);
+  ASSERT_TRUE(timing.ok()) << timing.error().message;
+  EXPECT_GT(timing->lane_s[0], 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryPath, CopyLaneTest,
+                         ::testing::Values(LaneCase{Direction::kHostToDevice, CopyMethod::kCopyEngine},
+                                           LaneCase{Direction::kDeviceToHost, CopyMethod::kCopyEngine},
+                                           LaneCase{Direction::kHostToDevice, CopyMethod::kSmKernel},
+                                           LaneCase{Direction::kDeviceToHost, CopyMethod::kSmKernel}),
+                         [](const auto& info) {
+                           return std::string(to_string(info.param.direction)) + "_" +
+                                  std::string(to_string(info.param.method));
+                         });
+
+TEST(CopyLane, ReshapeRejectsBadShapes) {
+  SKIP_WITHOUT_GPU();
+  HostBytes host(1 << 20);
+  CopyLane lane = take(CopyLane::create(0, Direction::kHostToDevice, CopyMethod::kCopyEngine, host.span(), 1));
+  EXPECT_FALSE(lane.reshape({0, 1}).ok());
+  EXPECT_FALSE(lane.reshape({100, 1}).ok()) << "not a multiple of 16";
+  EXPECT_FALSE(lane.reshape({2 << 20, 1}).ok()) << "above the capacity";
+  EXPECT_FALSE(lane.reshape({4096, 0}).ok());
+}
+
+TEST(CopyLane, CorruptedDeviceDestinationIsCaught) {
+  SKIP_WITHOUT_GPU();
+  HostBytes host(kCopyBytes);
+  CopyLane lane = take(CopyLane::create(0, Direction::kHostToDevice, CopyMethod::kCopyEngine, host.span(), 21));
+  Latch latch = take(Latch::create(0, 5.0));
+  CopyLane* lanes[] = {&lane};
+  ASSERT_TRUE(run_latched_trial(lanes, latch).ok());
+  ASSERT_EQ(take(lane.count_destination_mismatches()), 0U);
+  const std::byte garbage[4] = {std::byte{1}, std::byte{2}, std::byte{3}, std::byte{4}};
+  ASSERT_TRUE(lane.device_buffer().copy_from_host(4096, garbage).ok());
+  EXPECT_EQ(take(lane.count_destination_mismatches()), 1U);
+}
+
+TEST(CopyLane, CorruptedHostDestinationIsCaught) {
+  SKIP_WITHOUT_GPU();
+  HostBytes host(kCopyBytes);
+  CopyLane lane = take(CopyLane::create(0, Direction::kDeviceToHost, CopyMethod::kSmKernel, host.span(), 22));
+  Latch latch = take(Latch::create(0, 5.0));
+  CopyLane* lanes[] = {&lane};
+  ASSERT_TRUE(run_latched_trial(lanes, latch).ok());
+  host.span()[kCopyBytes - 1] ^= std::byte{0x80};
+  host.span()[8] ^= std::byte{0x01};
+  EXPECT_EQ(take(lane.count_destination_mismatches()), 2U);
+}
+
+TEST(CopyLane, WrongSourceDataFailsTheTrial) {
+  SKIP_WITHOUT_GPU();
+  HostBytes host(kCopyBytes);
+  CopyLane lane = take(CopyLane::create(0, Direction::kHostToDevice, CopyMethod::kCopyEngine, host.span(), 23));
+  // The source no longer carries the lane's pattern: every copy now delivers
+  // wrong data, and the trial must say so instead of returning a time.
+  host.span()[100] ^= std::byte{0xff};
+  Latch latch = take(Latch::create(0, 5.0));
+  CopyLane* lanes[] = {&lane};
+  auto timing = run_latched_trial(lanes, latch);
+  ASSERT_FALSE(timing.ok());
+  EXPECT_NE(timing.error().message.find("1 of"), std::string::npos) << timing.error().message;
+}
+
+TEST(CopyLane, BothDirectionsAtOnceAreTimedSeparately) {
+  SKIP_WITHOUT_GPU();
+  HostBytes up(kCopyBytes);
+  HostBytes down(kCopyBytes);
+  CopyLane h2d = take(CopyLane::create(0, Direction::kHostToDevice, CopyMethod::kCopyEngine, up.span(), 31));
+  CopyLane d2h = take(CopyLane::create(0, Direction::kDeviceToHost, CopyMethod::kCopyEngine, down.span(), 32));
+  Latch latch = take(Latch::create(0, 5.0));
+  CopyLane* lanes[] = {&h2d, &d2h};
+  auto timing = run_latched_trial(lanes, latch);
+  ASSERT_TRUE(timing.ok()) << timing.error().message;
+  ASSERT_EQ(timing->lane_s.size(), 2U);
+  for (double seconds : timing->lane_s) {
+    EXPECT_GT(seconds, 0);
+    EXPECT_GE(timing->wall_s, seconds - 1e-6) << "the wall time covers every lane";
+    EXPECT_LT(gbps_of(kCopyBytes, seconds), kSaneCeilingGbps);
+  }
+}
+
+TEST(CopyLane, EveryGpuAtOnce) {
+  SKIP_WITHOUT_GPU();
+  const int count = cuda_device_count().value();
+  if (count < 2) GTEST_SKIP() << "needs two CUDA devices, this machine has " << count;
+  std::vector<std::unique_ptr<HostBytes>> hosts;
+  std::vector<CopyLane> lanes;
+  for (int ordinal = 0; ordinal < count; ++ordinal) {
+    hosts.push_back(std::make_unique<HostBytes>(kCopyBytes));
+    lanes.push_back(take(CopyLane::create(ordinal, Direction::kHostToDevice, CopyMethod::kCopyEngine,
+                                          hosts.back()->span(), static_cast<std::uint32_t>(40 + ordinal))));
+  }
+  std::vector<CopyLane*> pointers;
+  pointers.reserve(lanes.size());
+  for (CopyLane& lane : lanes) pointers.push_back(&lane);
+  Latch latch = take(Latch::create(0, 5.0));
+  auto timing = run_latched_trial(pointers, latch);
+  ASSERT_TRUE(timing.ok()) << timing.error().message;
+  for (double seconds : timing->lane_s) EXPECT_GE(timing->wall_s, seconds - 1e-6);
+}
+
+TEST(PageableLane, BothDirectionsVerify) {
+  SKIP_WITHOUT_GPU();
+  for (Direction direction : {Direction::kHostToDevice, Direction::kDeviceToHost}) {
+    HostBytes host(kCopyBytes);
+    PageableLane lane = take(PageableLane::create(0, direction, host.span(), 51));
+    for (int trial = 0; trial < 2; ++trial) {
+      auto seconds = lane.run_trial();
+      ASSERT_TRUE(seconds.ok()) << seconds.error().message;
+      EXPECT_GT(seconds.value(), 0);
+      EXPECT_LT(gbps_of(kCopyBytes, seconds.value()), kSaneCeilingGbps);
+    }
+  }
+}
+
+TEST(DevicePattern, FillPoisonAndCountOnDeviceMemory) {
+  SKIP_WITHOUT_GPU();
+  Stream stream = take(Stream::create(0));
+  DeviceBuffer buffer = take(DeviceBuffer::allocate(0, 1 << 20));
+  ASSERT_TRUE(fill_pattern_device(stream, buffer.data(), buffer.size_bytes(), 5).ok());
+  EXPECT_EQ(take(count_mismatches_device(stream, buffer.data(), buffer.size_bytes(), 5)), 0U);
+  // The device writes the same words the host computes.
+  std::vector<std::byte> copy(buffer.size_bytes());
+  ASSERT_TRUE(buffer.copy_to_host(0, copy).ok());
+  EXPECT_EQ(count_mismatches_host(copy, 5), 0U);
+  const std::byte garbage[1] = {std::byte{0x5a}};
+  ASSERT_TRUE(buffer.copy_from_host(777, garbage).ok());
+  EXPECT_EQ(take(count_mismatches_device(stream, buffer.data(), buffer.size_bytes(), 5)), 1U);
+  ASSERT_TRUE(poison_device(stream, buffer.data(), buffer.size_bytes()).ok());
+  EXPECT_EQ(take(count_mismatches_device(stream, buffer.data(), buffer.size_bytes(), 5)), buffer.size_bytes() / 4);
+}
+
+TEST(DeviceApi, OrdinalAndAddressAgree) {
+  SKIP_WITHOUT_GPU();
+  const PciAddress address = take(cuda_pci_address(0));
+  EXPECT_EQ(take(cuda_ordinal_of(address)), 0);
+  EXPECT_FALSE(take(cuda_device_name(0)).empty());
+  EXPECT_TRUE(preload_kernels(0).ok());
+}
+
+TEST(DeviceApi, AnAddressCudaDoesNotSeeIsAnErrorNamingIt) {
+  SKIP_WITHOUT_GPU();
+  auto ordinal = cuda_ordinal_of(*parse_pci_address("0000:f7:1f.7"));
+  ASSERT_FALSE(ordinal.ok());
+  EXPECT_NE(ordinal.error().message.find("0000:f7:1f.7"), std::string::npos) << ordinal.error().message;
+}
+
+}  // namespace
+}  // namespace pcieval
