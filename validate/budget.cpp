@@ -1,5 +1,6 @@
 #include "validate/budget.hpp"
 
+#include <optional>
 #include <string>
 
 #include "model/units.hpp"
@@ -82,6 +83,29 @@ Result<LinkBudget> link_budget(const LinkState& link, const BudgetOptions& optio
   budget.read_efficiency = payload / (payload + budget.completion_overhead_bytes);
   budget.read_gbps = budget.raw_gbps * budget.read_efficiency;
   return budget;
+}
+
+Result<double> direction_budget_gbps(const LinkBudget& budget, Direction direction) {
+  switch (direction) {
+    case Direction::kHostToDevice:
+      return budget.read_gbps;
+    case Direction::kDeviceToHost:
+      return budget.write_gbps;
+    case Direction::kHostToHost:
+      break;
+  }
+  return make_error("a host-to-host copy crosses no PCIe link and has no link budget");
+}
+
+Result<LinkState> path_expected_state(const PciPath& path) {
+  if (path.empty()) return make_error("the device has no PCIe path");
+  std::optional<LinkState> lowest;
+  for (const Link& link : path) {
+    auto expected = link.expected();
+    if (!expected) return expected.error();
+    lowest = lowest ? lower_of(*lowest, expected.value()) : expected.value();
+  }
+  return *lowest;
 }
 
 }  // namespace pcieval

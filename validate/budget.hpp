@@ -5,6 +5,8 @@
 #include <string_view>
 
 #include "model/link.hpp"
+#include "model/measurement.hpp"
+#include "model/path.hpp"
 #include "model/result.hpp"
 
 namespace pcieval {
@@ -55,5 +57,17 @@ struct LinkBudget {
 
 // REQUIRES nothing: a width or payload size the spec does not define is an error.
 [[nodiscard]] Result<LinkBudget> link_budget(const LinkState& link, const BudgetOptions& options = {});
+
+// The budget a copy in `direction` is held to: device-to-host copies are the
+// GPU's posted writes (write_gbps); host-to-device copies are the GPU's reads,
+// whose data returns as completions (read_gbps). Host-to-host copies cross no
+// PCIe link: an error.
+[[nodiscard]] Result<double> direction_budget_gbps(const LinkBudget& budget, Direction direction);
+
+// What a device's whole path should carry: the lower of every link's expected
+// state, in speed and width separately (a Gen5 x16 GPU behind a Gen4 x16
+// switch uplink gets Gen4 x16). An error when the path is empty or any link's
+// expected state is unknown.
+[[nodiscard]] Result<LinkState> path_expected_state(const PciPath& path);
 
 }  // namespace pcieval

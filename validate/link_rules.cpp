@@ -114,6 +114,8 @@ std::string remediation_for(ReasonCode code, const Link* link) {
       return "Capture the whole tree, not one device: `lspci -vvv` as root without -s, or run `pcieval check` on the "
              "node itself, so every port above " +
              device + " can be read.";
+    case ReasonCode::kProbeFailed:  // judged in probe_rules.cpp
+      return "";
     case ReasonCode::kGpusMissing:
       return "Compare `nvidia-smi -L` and `lspci -d 10de:` with the node's inventory; a GPU that fell off the bus "
              "shows Xid 79 in dmesg; reseat it or check its power cables, and check that it is enabled in the BIOS.";
@@ -152,12 +154,30 @@ Verdict unplaced_verdict(const DeviceRecord& device) {
   return verdict;
 }
 
-Verdict verdict_for(const DeviceRecord& device, bool gpus_under_load) {
+Verdict verdict_for(const DeviceRecord& device, bool gpus_under_load, const std::vector<LinkSample>& samples) {
   if (has_unplaced_link(device)) return unplaced_verdict(device);
   const bool is_gpu = device.function.kind == DeviceKind::kGpu;
   std::vector<Finding> findings;
   findings.reserve(device.path.size());
-  for (const Link& link : device.path) findings.push_back(judge_link(link, is_gpu, gpus_under_load));
+  // A GPU's own link is judged from the state it reached under load when the
+  // engine sampled it: that is the reading an idle downshift cannot spoil.
+  std::optional<Link> loaded_link;
+  if (is_gpu && !device.path.empty()) {
+    if (auto state = best_state_under_load(samples, device.path.front().downstream)) {
+      loaded_link = device.path.front();
+      loaded_link->downstream_end.current_speed = state->gen;
+      loaded_link->downstream_end.current_width = state->width;
+    }
+  }
+  for (const Link& link : device.path) {
+    if (loaded_link && &link == &device.path.front()) {
+      findings.push_back(judge_link(*loaded_link, is_gpu, true));
+      findings.back().link = &link;
+      findings.back().text += " (read under load)";
+    } else {
+      findings.push_back(judge_link(link, is_gpu, gpus_under_load));
+    }
+  }
 
   Verdict verdict;
   verdict.subject = to_string(device.function.bdf);
@@ -212,6 +232,20 @@ Verdict verdict_for(const DeviceRecord& device, bool gpus_under_load) {
 
 }  // namespace
 
+std::optional<LinkState> best_state_under_load(const std::vector<LinkSample>& samples, const PciAddress& port) {
+  std::optional<LinkState> best;
+  for (const LinkSample& sample : samples) {
+    if (!sample.under_load || sample.port != port || !sample.speed || !sample.width) continue;
+    if (!best) {
+      best = LinkState{*sample.speed, *sample.width};
+    } else {
+      best->gen = std::max(best->gen, *sample.speed);
+      best->width = std::max(best->width, *sample.width);
+    }
+  }
+  return best;
+}
+
 bool is_judged(const DeviceRecord& device, const Evidence& evidence) {
   const PciFunction& function = device.function;
   if ((device.path.empty() && !has_unplaced_link(device)) || function.is_virtual_function) return false;
@@ -221,7 +255,8 @@ bool is_judged(const DeviceRecord& device, const Evidence& evidence) {
 std::vector<Verdict> judge_links(const Evidence& evidence, const LinkRuleOptions& options) {
   std::vector<Verdict> verdicts;
   for (const DeviceRecord& device : evidence.devices) {
-    if (is_judged(device, evidence)) verdicts.push_back(verdict_for(device, evidence.gpus_under_load));
+    if (is_judged(device, evidence))
+      verdicts.push_back(verdict_for(device, evidence.gpus_under_load, evidence.link_samples));
   }
   if (options.expected_gpus) {
     std::vector<std::string> found;

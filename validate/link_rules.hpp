@@ -28,10 +28,19 @@ struct LinkRuleOptions {
 //   load is inconclusive, never a downgrade: idle GPUs lower their link speed
 //   on purpose. Width, and every link above a switch upstream port, is judged
 //   as read;
+// - when link samples taken under load exist for a GPU's own port, that link
+//   is judged from the best state seen under load (highest speed, widest
+//   width: the link retrains up when busy, so any loaded reading at full
+//   state proves it can), and the idle rule above no longer applies to it;
 // - an unknown reading makes the device inconclusive, never a pass;
 // - a device that reports a working link but has no port above it in the
 //   evidence (a partial capture) is inconclusive: its path is unknown.
 [[nodiscard]] std::vector<Verdict> judge_links(const Evidence& evidence, const LinkRuleOptions& options);
+
+// The highest speed and widest width `port` was read at while under load,
+// from samples whose speed and width were both read; nullopt when there is none.
+[[nodiscard]] std::optional<LinkState> best_state_under_load(const std::vector<LinkSample>& samples,
+                                                             const PciAddress& port);
 
 // The devices judge_links judges, so callers can tell "nothing to judge".
 [[nodiscard]] bool is_judged(const DeviceRecord& device, const Evidence& evidence);

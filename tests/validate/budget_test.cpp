@@ -88,3 +88,45 @@ TEST(Budget, RejectsWhatTheSpecDoesNotDefine) {
 
 }  // namespace
 }  // namespace pcieval
+
+namespace pcieval {
+namespace {
+
+TEST(DirectionBudget, ReadsForHostToDeviceWritesForDeviceToHost) {
+  const auto budget = link_budget(LinkState{PcieGen::kGen5, 16});
+  ASSERT_TRUE(budget);
+  EXPECT_DOUBLE_EQ(direction_budget_gbps(*budget, Direction::kHostToDevice).value(), budget->read_gbps);
+  EXPECT_DOUBLE_EQ(direction_budget_gbps(*budget, Direction::kDeviceToHost).value(), budget->write_gbps);
+  EXPECT_FALSE(direction_budget_gbps(*budget, Direction::kHostToHost));
+}
+
+Link link_between(LinkState down_cap, LinkState up_cap) {
+  Link link;
+  link.downstream_end = PortLinkReading::known(down_cap, down_cap);
+  link.upstream_end = PortLinkReading::known(up_cap, up_cap);
+  return link;
+}
+
+TEST(PathExpectedState, TheLowestLinkBoundsTheWholePath) {
+  // An H100 PCIe (Gen5 x16) behind a Gen4 x16 switch uplink: Gen4 x16.
+  const PciPath path{link_between({PcieGen::kGen5, 16}, {PcieGen::kGen5, 16}),
+                     link_between({PcieGen::kGen4, 16}, {PcieGen::kGen4, 16})};
+  EXPECT_EQ(path_expected_state(path).value(), (LinkState{PcieGen::kGen4, 16}));
+}
+
+TEST(PathExpectedState, SpeedAndWidthAreLoweredSeparately) {
+  const PciPath path{link_between({PcieGen::kGen5, 8}, {PcieGen::kGen5, 16}),
+                     link_between({PcieGen::kGen4, 16}, {PcieGen::kGen4, 16})};
+  EXPECT_EQ(path_expected_state(path).value(), (LinkState{PcieGen::kGen4, 8}));
+}
+
+TEST(PathExpectedState, UnknownOrEmptyPathsAreErrors) {
+  EXPECT_FALSE(path_expected_state({}));
+  Link unknown;
+  unknown.downstream_end = PortLinkReading::unknown(make_error("max_link_speed: Unknown"));
+  unknown.upstream_end = PortLinkReading::known({PcieGen::kGen4, 16}, {PcieGen::kGen4, 16});
+  EXPECT_FALSE(path_expected_state(PciPath{unknown}));
+}
+
+}  // namespace
+}  // namespace pcieval

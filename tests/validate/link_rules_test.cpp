@@ -80,6 +80,65 @@ TEST(LinkRules, IdleGpuAtGen1IsInconclusiveNotDowngraded) {
   EXPECT_NE(verdicts[0].reason.find("idle GPUs lower their link speed; run the load probes"), std::string::npos);
 }
 
+LinkSample sample(const char* port_bdf, double t_s, bool under_load, std::optional<PcieGen> speed,
+                  std::optional<int> width, SampleSource source = SampleSource::kSysfs) {
+  LinkSample s;
+  s.port = bdf(port_bdf);
+  s.source = source;
+  s.t_s = t_s;
+  s.under_load = under_load;
+  s.speed = speed;
+  s.width = width;
+  return s;
+}
+
+TEST(LinkRules, IdleGen1GpuThatReachedGen4UnderLoadPasses) {
+  // RTX 5090-like behaviour (PCIE-FACTS 6.1): Gen1 when idle, full speed once busy.
+  auto evidence = with_devices({gpu_behind_switch(port(PcieGen::kGen4, 16, PcieGen::kGen1, 16))});
+  evidence.link_samples = {sample("0000:07:00.0", 0.00, false, PcieGen::kGen1, 16),
+                           sample("0000:07:00.0", 0.05, true, PcieGen::kGen2, 16),
+                           sample("0000:07:00.0", 0.10, true, PcieGen::kGen4, 16, SampleSource::kNvml),
+                           sample("0000:07:00.0", 0.15, true, std::nullopt, std::nullopt)};
+  const auto verdicts = judge_links(evidence, {});
+  ASSERT_EQ(verdicts.size(), 1U);
+  EXPECT_EQ(verdicts[0].status, VerdictStatus::kPass) << verdicts[0].reason;
+  EXPECT_NE(verdicts[0].reason.find("at Gen4 x16 (read under load)"), std::string::npos) << verdicts[0].reason;
+}
+
+TEST(LinkRules, GpuStuckAtGen1UnderLoadIsDowngradedNotIdle) {
+  // The RTX 5070 Ti report of PCIE-FACTS 6.1: the link stays at Gen1 while busy.
+  auto evidence = with_devices({gpu_behind_switch(port(PcieGen::kGen4, 16, PcieGen::kGen1, 16))});
+  evidence.link_samples = {sample("0000:07:00.0", 0.05, true, PcieGen::kGen1, 16),
+                           sample("0000:07:00.0", 0.10, true, PcieGen::kGen1, 16)};
+  const auto verdicts = judge_links(evidence, {});
+  ASSERT_EQ(verdicts.size(), 1U);
+  EXPECT_EQ(verdicts[0].status, VerdictStatus::kLinkDowngraded);
+  EXPECT_EQ(verdicts[0].code, ReasonCode::kLinkSpeedBelowExpected);
+  EXPECT_NE(verdicts[0].reason.find("runs Gen1 x16, expected Gen4 x16 (read under load)"), std::string::npos)
+      << verdicts[0].reason;
+  ASSERT_TRUE(verdicts[0].link);
+  EXPECT_EQ(to_string(verdicts[0].link->downstream), "0000:07:00.0");
+}
+
+TEST(LinkRules, SamplesWithoutLoadOrOfOtherPortsChangeNothing) {
+  auto evidence = with_devices({gpu_behind_switch(port(PcieGen::kGen4, 16, PcieGen::kGen1, 16))});
+  evidence.link_samples = {sample("0000:07:00.0", 0.0, false, PcieGen::kGen4, 16),
+                           sample("0000:06:10.0", 0.1, true, PcieGen::kGen4, 16)};
+  const auto verdicts = judge_links(evidence, {});
+  ASSERT_EQ(verdicts.size(), 1U);
+  EXPECT_EQ(verdicts[0].code, ReasonCode::kGpuLinkSpeedIdle);
+}
+
+TEST(BestStateUnderLoad, TakesTheHighestSpeedAndWidestWidthSeparately) {
+  const std::vector<LinkSample> samples{sample("0000:07:00.0", 0.0, true, PcieGen::kGen5, 8),
+                                        sample("0000:07:00.0", 0.1, true, PcieGen::kGen3, 16),
+                                        sample("0000:07:00.0", 0.2, false, PcieGen::kGen6, 16)};
+  const auto best = best_state_under_load(samples, bdf("0000:07:00.0"));
+  ASSERT_TRUE(best);
+  EXPECT_EQ(*best, (LinkState{PcieGen::kGen5, 16}));
+  EXPECT_FALSE(best_state_under_load(samples, bdf("0000:08:00.0")));
+}
+
 TEST(LinkRules, SameSpeedDropUnderLoadIsADowngrade) {
   const auto verdicts =
       judge_links(with_devices({gpu_behind_switch(port(PcieGen::kGen4, 16, PcieGen::kGen1, 16))}, true), {});
