@@ -193,6 +193,17 @@ Node DocumentReader::member(const Node& object, std::string_view key) {
   return found;
 }
 
+std::optional<Node> DocumentReader::member_if_present(const Node& object, std::string_view key) {
+  if (!ok()) return std::nullopt;
+  if (!object.json->is_object()) {
+    fail(object, "expected an object");
+    return std::nullopt;
+  }
+  const auto it = object.json->find(std::string(key));
+  if (it == object.json->end()) return std::nullopt;
+  return Node{&*it, object.pointer + "/" + pointer_token(key)};
+}
+
 bool DocumentReader::object_or_null(const Node& node) {
   if (!ok() || node.json->is_null()) return false;
   if (node.json->is_object()) return true;
@@ -276,10 +287,28 @@ std::optional<std::int64_t> DocumentReader::integer_or_null(const Node& node, st
   return value;
 }
 
+std::int64_t DocumentReader::integer(const Node& node, std::int64_t min, std::int64_t max) {
+  if (ok() && !node.json->is_number_integer()) fail(node, "expected an integer");
+  return integer_or_null(node, min, max).value_or(min);
+}
+
 std::optional<double> DocumentReader::number_or_null(const Node& node) {
   if (!ok() || node.json->is_null()) return std::nullopt;
   if (node.json->is_number()) return node.json->get<double>();
   fail(node, "expected a number or null");
+  return std::nullopt;
+}
+
+double DocumentReader::number(const Node& node) {
+  if (ok() && node.json->is_number()) return node.json->get<double>();
+  fail(node, "expected a number");
+  return 0;
+}
+
+std::optional<bool> DocumentReader::boolean_or_null(const Node& node) {
+  if (!ok() || node.json->is_null()) return std::nullopt;
+  if (node.json->is_boolean()) return node.json->get<bool>();
+  fail(node, "expected true, false or null");
   return std::nullopt;
 }
 

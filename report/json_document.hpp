@@ -50,6 +50,9 @@ class DocumentReader {
 
   // The member `key` of an object: "missing" when absent.
   [[nodiscard]] Node member(const Node& object, std::string_view key);
+  // The member `key`, or nullopt when the object has none (a field that
+  // older documents lack). Not an object is still a problem.
+  [[nodiscard]] std::optional<Node> member_if_present(const Node& object, std::string_view key);
   // true for an object, false for null; anything else is a problem.
   [[nodiscard]] bool object_or_null(const Node& node);
   [[nodiscard]] std::vector<Node> items(const Node& array);
@@ -61,7 +64,11 @@ class DocumentReader {
   [[nodiscard]] bool boolean(const Node& node);
   // An integer in [min, max], or nullopt for null.
   [[nodiscard]] std::optional<std::int64_t> integer_or_null(const Node& node, std::int64_t min, std::int64_t max);
+  // An integer in [min, max]; null is a problem.
+  [[nodiscard]] std::int64_t integer(const Node& node, std::int64_t min, std::int64_t max);
   [[nodiscard]] std::optional<double> number_or_null(const Node& node);
+  [[nodiscard]] double number(const Node& node);
+  [[nodiscard]] std::optional<bool> boolean_or_null(const Node& node);
   // A counter: an integer >= 0 (up to 2^64 - 1).
   [[nodiscard]] std::uint64_t count(const Node& node);
   [[nodiscard]] std::optional<std::uint64_t> count_or_null(const Node& node);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <set>
+#include <vector>
 
 #include "report/utf8.hpp"
 
@@ -123,6 +124,46 @@ std::string test_case(const std::string& classname, const std::string& name, con
   return xml + "    </testcase>\n";
 }
 
+// Seconds as CI systems read them: "12.345", "0" for what was not timed.
+std::string seconds_text(double seconds) {
+  if (!std::isfinite(seconds) || seconds <= 0) return "0";
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.3f", seconds);
+  return buffer;
+}
+
+// A name not used yet in this document: "<base>", else "<base> (2)", ...
+std::string unique_name(std::set<std::string>& names, const std::string& base) {
+  std::string name = base;
+  for (int n = 2; !names.insert(name).second; ++n) name = base + " (" + std::to_string(n) + ")";
+  return name;
+}
+
+std::string probe_details(const ProbeRun& probe) {
+  std::string text = "probe: " + probe.key + "\n";
+  if (!probe.reason.empty()) text += "reason: " + probe.reason + "\n";
+  for (const std::string& warning : probe.warnings) text += "warning: " + warning + "\n";
+  return text;
+}
+
+std::string probe_case(const std::string& classname, const std::string& name, const ProbeRun& probe) {
+  std::string xml = "    <testcase" + attribute("classname", classname) + attribute("name", name) +
+                    attribute("time", seconds_text(probe.duration_s));
+  switch (probe.status) {
+    case ProbeStatus::kRan:
+      if (probe.warnings.empty()) return xml + "/>\n";
+      // Ran, and passed, but a latch timed out or the like: shown, not failed.
+      return xml + ">\n      <system-out>" + escaped(probe_details(probe), Context::kText) +
+             "</system-out>\n    </testcase>\n";
+    case ProbeStatus::kSkipped:
+      return xml + ">\n      <skipped" + attribute("message", probe.reason) + "/>\n    </testcase>\n";
+    case ProbeStatus::kFailed:
+      break;
+  }
+  return xml + ">\n      <error" + attribute("message", probe.reason) + attribute("type", "failed") + ">" +
+         escaped(probe_details(probe), Context::kText) + "</error>\n    </testcase>\n";
+}
+
 std::string property(std::string_view name, std::string_view value) {
   return "      <property" + attribute("name", name) + attribute("value", value) + "/>\n";
 }
@@ -131,24 +172,39 @@ std::string property(std::string_view name, std::string_view value) {
 
 std::string render_junit(const Results& results, std::string_view suite_name,
                          std::optional<double> run_timestamp_seconds) {
-  const std::string tests = std::to_string(results.verdicts.size());
+  const std::vector<ProbeRun>& probes = results.evidence.probes;
   std::size_t failure_count = 0;
   std::size_t error_count = 0;
   for (const Verdict& verdict : results.verdicts) {
     if (is_failing(verdict.status)) ++failure_count;
     if (verdict.status == VerdictStatus::kInconclusive) ++error_count;
   }
+  std::size_t probe_failures = 0;
+  std::size_t probe_skips = 0;
+  double probe_seconds = 0;
+  for (const ProbeRun& probe : probes) {
+    if (probe.status == ProbeStatus::kFailed) ++probe_failures;
+    if (probe.status == ProbeStatus::kSkipped) ++probe_skips;
+    if (std::isfinite(probe.duration_s) && probe.duration_s > 0) probe_seconds += probe.duration_s;
+  }
+  const std::string tests = std::to_string(results.verdicts.size());
   const std::string failures = std::to_string(failure_count);
   const std::string errors = std::to_string(error_count);
 
   std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  xml += "<testsuites" + attribute("name", suite_name) + attribute("tests", tests) + attribute("failures", failures) +
-         attribute("errors", errors) + attribute("time", "0") + ">\n";
-  xml += "  <testsuite" + attribute("name", suite_name) + attribute("tests", tests) + attribute("failures", failures) +
-         attribute("errors", errors) + attribute("skipped", "0") + attribute("time", "0");
-  if (const auto timestamp = iso8601_utc(run_timestamp_seconds)) xml += attribute("timestamp", *timestamp);
+  xml += "<testsuites" + attribute("name", suite_name) +
+         attribute("tests", std::to_string(results.verdicts.size() + probes.size())) +
+         attribute("failures", failures) + attribute("errors", std::to_string(error_count + probe_failures)) +
+         attribute("time", seconds_text(probe_seconds)) + ">\n";
+  const std::optional<std::string> timestamp = iso8601_utc(run_timestamp_seconds);
   const HostInfo& host = results.evidence.host;
-  if (!host.hostname.empty()) xml += attribute("hostname", host.hostname);
+  // The attributes both suites carry after their counts.
+  std::string stamp;
+  if (timestamp) stamp += attribute("timestamp", *timestamp);
+  if (!host.hostname.empty()) stamp += attribute("hostname", host.hostname);
+
+  xml += "  <testsuite" + attribute("name", suite_name) + attribute("tests", tests) + attribute("failures", failures) +
+         attribute("errors", errors) + attribute("skipped", "0") + attribute("time", "0") + stamp;
   xml += ">\n    <properties>\n";
   xml += property("pcieval.version", results.tool.version);
   xml += property("kernel", host.kernel);
@@ -159,12 +215,19 @@ std::string render_junit(const Results& results, std::string_view suite_name,
   const std::string classname = class_name(host.hostname);
   std::set<std::string> names;
   for (const Verdict& verdict : results.verdicts) {
-    const std::string base = case_name(results, verdict.subject);
-    std::string name = base;
-    for (int n = 2; !names.insert(name).second; ++n) name = base + " (" + std::to_string(n) + ")";
-    xml += test_case(classname, name, verdict);
+    xml += test_case(classname, unique_name(names, case_name(results, verdict.subject)), verdict);
   }
-  xml += "  </testsuite>\n</testsuites>\n";
+  xml += "  </testsuite>\n";
+
+  if (!probes.empty()) {
+    xml += "  <testsuite" + attribute("name", kProbesSuiteName) + attribute("tests", std::to_string(probes.size())) +
+           attribute("failures", "0") + attribute("errors", std::to_string(probe_failures)) +
+           attribute("skipped", std::to_string(probe_skips)) + attribute("time", seconds_text(probe_seconds)) + stamp +
+           ">\n";
+    for (const ProbeRun& probe : probes) xml += probe_case(classname, unique_name(names, "probe " + probe.key), probe);
+    xml += "  </testsuite>\n";
+  }
+  xml += "</testsuites>\n";
   return xml;
 }
 

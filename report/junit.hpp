@@ -10,6 +10,9 @@
 
 namespace pcieval {
 
+// The name of the second test suite, one test case per probe.
+inline constexpr std::string_view kProbesSuiteName = "probes";
+
 // The Jenkins/Ant JUnit schema: one <testsuites> holding one <testsuite
 // name=suite_name tests failures errors skipped time [timestamp] [hostname]>
 // with <properties> (pcieval.version, kernel, overall, summary) and one
@@ -39,9 +42,22 @@ namespace pcieval {
 // show it as not passed, and it is counted apart from failures: failures map
 // to pcieval's exit code 1 and errors to exit code 3, as in `pcieval check`.
 // <skipped> is kept for a check that was deliberately not run, which no
-// verdict means today; `skipped` is therefore always 0.
+// verdict means today; the verdict suite's `skipped` is therefore always 0.
 //
-// time is "0" throughout: verdicts are not timed one by one. timestamp is
+// When the evidence lists probes, a second <testsuite name="probes"> follows
+// (same timestamp and hostname, no properties) with one test case per probe,
+// in run order: classname as above, name "probe <key>" ("probe h2d_ce"),
+// time its duration in seconds. A probe that ran is an empty test case (with
+// <system-out> listing its warnings, if any); a skipped one holds <skipped
+// message=reason/>, the probe not applying here (no GPU, --full only); a
+// failed one holds <error type="failed" message=reason> whose text names
+// the probe, the reason and the warnings: like an inconclusive verdict, a
+// probe that could not measure is evidence missing, not a fault proven (its
+// probe_failed verdict in the verdict suite is an <error> too). <testsuites> then counts both suites:
+// tests, failures and errors are the sums, time the probes' total. Without
+// probes the document is the verdict suite alone, as before.
+//
+// Verdict test cases' time is "0": verdicts are not timed one by one. timestamp is
 // the start of the run in UTC ("2024-06-10T06:13:20", the Ant form without
 // zone) when given, finite and within years 1970..9999; hostname is left
 // out when the evidence has none.

@@ -248,6 +248,44 @@ void write_counts(Exposition& out, const Results& results) {
   out.sample({}, static_cast<double>(judged.size()));
 }
 
+// The size sweep's points describe a curve, not the node: they would add a
+// series per copy size and none of them is what a verdict rests on.
+constexpr std::string_view kSweepProbe = "sweep_ce";
+
+Labels measurement_labels(const Measurement& measurement) {
+  return {{"aggregation", std::string(to_string(measurement.aggregation))},
+          {"direction", std::string(to_string(measurement.direction))},
+          {"host_memory", std::string(to_string(measurement.host_memory))},
+          {"probe", measurement.probe},
+          {"subject", measurement.subject}};
+}
+
+void write_measurements(Exposition& out, const Results& results) {
+  const std::vector<Measurement>& measurements = results.evidence.measurements;
+  out.begin_family("pcieval_bandwidth_gbps",
+                   "Median bandwidth of a measurement of the last run in GB/s (1e9 bytes/s); size sweep left out.");
+  for (const Measurement& measurement : measurements) {
+    if (measurement.probe == kSweepProbe || !std::isfinite(measurement.stats.median_gbps)) continue;
+    out.sample(measurement_labels(measurement), measurement.stats.median_gbps);
+  }
+  out.begin_family("pcieval_bandwidth_cv",
+                   "Coefficient of variation of a measurement's trials (standard deviation over mean, a fraction).");
+  for (const Measurement& measurement : measurements) {
+    if (measurement.probe == kSweepProbe || !std::isfinite(measurement.stats.cv)) continue;
+    out.sample(measurement_labels(measurement), measurement.stats.cv);
+  }
+}
+
+void write_probes(Exposition& out, const Results& results) {
+  out.begin_family("pcieval_probe_status",
+                   "Outcome of each probe in the last run: 1 for the status it had, 0 for the other two.");
+  for (const ProbeRun& probe : results.evidence.probes) {
+    for (const ProbeStatus status : {ProbeStatus::kRan, ProbeStatus::kSkipped, ProbeStatus::kFailed}) {
+      out.sample({{"probe", probe.key}, {"status", std::string(to_string(status))}}, status == probe.status ? 1 : 0);
+    }
+  }
+}
+
 void write_run(Exposition& out, std::optional<double> timestamp_seconds, std::optional<double> duration_seconds) {
   if (timestamp_seconds && std::isfinite(*timestamp_seconds)) {
     out.begin_family("pcieval_last_run_timestamp_seconds", "Unix time at which the last pcieval run started.");
@@ -268,6 +306,8 @@ std::string render_prometheus(const Results& results, std::optional<double> run_
   write_devices(out, results);
   write_links(out, results);
   write_counts(out, results);
+  write_measurements(out, results);
+  write_probes(out, results);
   write_run(out, run_timestamp_seconds, run_duration_seconds);
   return std::move(out).take();
 }

@@ -32,6 +32,16 @@ namespace pcieval {
 //                                              counted), judged or not.
 //   pcieval_devices_judged                     distinct device subjects of the
 //                                              verdicts ("node" not counted).
+//   pcieval_bandwidth_gbps{aggregation, direction, host_memory, probe, subject}
+//                                              the median GB/s of each
+//                                              measurement, size sweep
+//                                              ("sweep_ce") left out.
+//   pcieval_bandwidth_cv{same labels}          its trials' coefficient of
+//                                              variation, a fraction.
+//   pcieval_probe_status{probe, status}        per probe of the run, 1 for its
+//                                              status ("ran", "skipped",
+//                                              "failed"), 0 for the other two,
+//                                              as pcieval_overall does.
 //   pcieval_last_run_timestamp_seconds         when given: Unix time at which
 //                                              the run started.
 //   pcieval_last_run_duration_seconds          when given: its wall time.
@@ -60,6 +70,13 @@ namespace pcieval {
 // - state: "expected" (the lower of both ends' capabilities), "negotiated"
 //   (the downstream end's current state, or the upstream end's where the
 //   downstream end's cannot be read), "downstream_max", "upstream_max".
+// Measurement series: the labels are the measurement's probe key, subject
+// (a GPU's address, "numa0", a group), direction ("h2d", "d2h", "h2h"),
+// aggregation ("alone", "with_reverse", "with_peers",
+// "total_over_wall_time") and host memory ("pinned", "pageable"). Every probe
+// measures a subject once per direction and aggregation, so these name one
+// series; should a document repeat one, the first is written.
+//
 // Speed and width are computed each on its own, as the results document does,
 // so a known width is not hidden by an unknown speed. A value that could not
 // be read or derived is omitted: never NaN, never 0.

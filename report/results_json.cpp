@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <utility>
@@ -120,6 +121,24 @@ class UnknownReasons {
   std::set<std::string> seen_;
 };
 
+// What NVML said about a GPU's link; every value null on its own when NVML
+// could not give it.
+Json nvml_json(const std::optional<NvmlGpuLink>& nvml) {
+  if (!nvml) return nullptr;
+  Json out = Json::object();
+  out["current_generation"] = value_or_null(nvml->current_gen);
+  out["max_generation"] = value_or_null(nvml->max_gen);
+  out["gpu_max_generation"] = value_or_null(nvml->gpu_max_gen);
+  out["current_width"] = value_or_null(nvml->current_width);
+  out["max_width"] = value_or_null(nvml->max_width);
+  out["replay_counter"] = value_or_null(nvml->replay_counter);
+  out["tx_kbps"] = value_or_null(nvml->tx_kbps);
+  out["rx_kbps"] = value_or_null(nvml->rx_kbps);
+  out["pstate"] = value_or_null(nvml->pstate);
+  out["under_load"] = nvml->under_load;
+  return out;
+}
+
 Json device_json(const DeviceRecord& record) {
   const PciFunction& function = record.function;
   const std::optional<Locality>& locality = record.locality;
@@ -165,6 +184,7 @@ Json device_json(const DeviceRecord& record) {
   out["aer"] = aer_json(function.aer);
   out["notes"] = Json(record.notes);
   out["unknown"] = unknown.to_json();
+  out["nvml"] = nvml_json(record.nvml);
   return out;
 }
 
@@ -172,6 +192,80 @@ Json devices_json(const Evidence& evidence) {
   Json devices = Json::array();
   for (const DeviceRecord& record : evidence.devices) devices.push_back(device_json(record));
   return devices;
+}
+
+Json probe_settings_json(const std::optional<ProbeSettings>& settings) {
+  if (!settings) return nullptr;
+  Json out = Json::object();
+  out["mode"] = settings->mode;
+  out["size_bytes"] = settings->size_bytes;
+  out["warmup_trials"] = settings->warmup_trials;
+  out["trials"] = settings->trials;
+  return out;
+}
+
+Json probe_json(const ProbeRun& run) {
+  Json out = Json::object();
+  out["key"] = run.key;
+  out["status"] = std::string(to_string(run.status));
+  out["reason"] = run.reason;
+  out["warnings"] = Json(run.warnings);
+  out["duration_s"] = run.duration_s;
+  return out;
+}
+
+// Every trial is written with the statistics beside it, so a reader can check
+// the statistics against the trials or recompute them another way.
+Json measurement_json(const Measurement& measurement) {
+  Json gpus = Json::array();
+  for (const PciAddress& gpu : measurement.gpus) gpus.push_back(to_string(gpu));
+  Json out = Json::object();
+  out["probe"] = measurement.probe;
+  out["subject"] = measurement.subject;
+  out["gpus"] = std::move(gpus);
+  out["direction"] = std::string(to_string(measurement.direction));
+  out["method"] = std::string(to_string(measurement.method));
+  out["host_memory"] = std::string(to_string(measurement.host_memory));
+  out["aggregation"] = std::string(to_string(measurement.aggregation));
+  out["size_bytes"] = measurement.size_bytes;
+  out["bytes_per_trial"] = measurement.bytes_per_trial;
+  out["trials_gbps"] = Json(measurement.trials_gbps);
+  out["median_gbps"] = measurement.stats.median_gbps;
+  out["min_gbps"] = measurement.stats.min_gbps;
+  out["max_gbps"] = measurement.stats.max_gbps;
+  out["cv"] = measurement.stats.cv;
+  out["host_numa_node"] = value_or_null(measurement.host_numa_node);
+  out["host_numa_local"] = value_or_null(measurement.host_numa_local);
+  out["verified"] = measurement.verified;
+  return out;
+}
+
+Json link_sample_json(const LinkSample& sample) {
+  Json out = Json::object();
+  out["port"] = to_string(sample.port);
+  out["source"] = std::string(to_string(sample.source));
+  out["t_s"] = sample.t_s;
+  out["under_load"] = sample.under_load;
+  out["generation"] = sample.speed ? Json(generation_number(*sample.speed)) : Json(nullptr);
+  out["speed_gts"] = sample.speed ? Json(transfer_rate_gts(*sample.speed)) : Json(nullptr);
+  out["width"] = value_or_null(sample.width);
+  return out;
+}
+
+Json counter_json(const CounterDelta& counter) {
+  Json out = Json::object();
+  out["device"] = to_string(counter.device);
+  out["counter"] = counter.counter;
+  out["before"] = counter.before;
+  out["after"] = counter.after;
+  return out;
+}
+
+template <class T, class ToJson>
+Json array_of(const std::vector<T>& items, ToJson to_json) {
+  Json out = Json::array();
+  for (const T& item : items) out.push_back(to_json(item));
+  return out;
 }
 
 Json host_json(const HostInfo& host) {
@@ -227,6 +321,13 @@ std::string results_to_json(const Results& results) {
   document["host"] = host_json(evidence.host);
   document["sources"] = std::move(sources);
   document["devices"] = devices_json(evidence);
+  // The measurement engine's evidence (schema 1.1): always written, null and
+  // empty when no probe ran, so a reader never has to guess what is absent.
+  document["probe_settings"] = probe_settings_json(evidence.probe_settings);
+  document["probes"] = array_of(evidence.probes, probe_json);
+  document["measurements"] = array_of(evidence.measurements, measurement_json);
+  document["link_samples"] = array_of(evidence.link_samples, link_sample_json);
+  document["counters"] = array_of(evidence.counters, counter_json);
   document["verdicts"] = std::move(verdicts);
   document["overall"] = std::string(to_string(results.overall));
   document["summary"] = results.summary;

@@ -15,6 +15,12 @@ namespace pcieval {
 // a value that could not be read is null, its reason listed in the device's
 // "unknown" array. Text that is not valid UTF-8 is written with U+FFFD in
 // place of the bad bytes rather than failing the whole document.
+//
+// The measurement engine's evidence (probe_settings, probes, measurements,
+// link_samples, counters, and each device's nvml) is always written: null or
+// empty when no probe ran. Measurements keep every trial beside the
+// statistics computed from them. Doubles are written so that they read back
+// to the same value.
 [[nodiscard]] std::string results_to_json(const Results& results);
 
 // The devices alone, for `pcieval topo --json`:

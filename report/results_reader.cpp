@@ -1,5 +1,6 @@
 #include "report/results_reader.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -30,8 +31,21 @@ constexpr std::array kCodes = {ReasonCode::kLinkAtExpectedState,    ReasonCode::
                                ReasonCode::kLinkWidthBelowExpected, ReasonCode::kLinkSpeedAndWidthBelowExpected,
                                ReasonCode::kGpuLinkSpeedIdle,       ReasonCode::kLinkStateUnknown,
                                ReasonCode::kLinkAboveCapability,    ReasonCode::kGpusMissing,
-                               ReasonCode::kLinkPathUnknown};
+                               ReasonCode::kLinkPathUnknown,        ReasonCode::kProbeFailed};
 constexpr std::array kOveralls = {Overall::kPass, Overall::kFail, Overall::kInconclusive};
+constexpr std::array kDirections = {Direction::kHostToDevice, Direction::kDeviceToHost, Direction::kHostToHost};
+constexpr std::array kMethods = {CopyMethod::kCopyEngine, CopyMethod::kSmKernel, CopyMethod::kCpuThreads};
+constexpr std::array kHostMemories = {HostMemory::kPinned, HostMemory::kPageable};
+constexpr std::array kAggregations = {Aggregation::kAlone, Aggregation::kWithReverse, Aggregation::kWithPeers,
+                                      Aggregation::kTotalOverWallTime};
+constexpr std::array kProbeStatuses = {ProbeStatus::kRan, ProbeStatus::kSkipped, ProbeStatus::kFailed};
+constexpr std::array kSampleSources = {SampleSource::kSysfs, SampleSource::kNvml};
+constexpr std::array<std::string_view, 2> kProbeModes = {"quick", "full"};
+
+// The minor version that added the measurement engine's evidence: documents
+// of 1.0.x lack those fields and read as "no probe ran"; from 1.1 on they are
+// required like any other.
+constexpr int kMinorWithProbes = 1;
 
 constexpr std::string_view kNotInDocument = "not in the results document";
 
@@ -80,6 +94,44 @@ std::string rate_text(double rate) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%g", rate);
   return buffer;
+}
+
+// An enum value named by the model's own parser, so the reader accepts
+// exactly what the model writes; `values` lists the names in the message.
+template <class E, std::size_t N>
+E parsed_enum(DocumentReader& in, const Node& node, Result<E> (*parse)(std::string_view),
+              const std::array<E, N>& values) {
+  const std::string name = in.text(node);
+  if (!in.ok()) return values.front();
+  const Result<E> parsed = parse(name);
+  if (parsed) return parsed.value();
+  std::string names;
+  for (E value : values) names += (names.empty() ? "" : ", ") + std::string(to_string(value));
+  in.fail(node, "unknown value " + json_document::quote(name) + "; expected one of " + names);
+  return values.front();
+}
+
+double non_negative(DocumentReader& in, const Node& node) {
+  const double value = in.number(node);
+  if (in.ok() && value < 0) in.fail(node, "expected a number >= 0, got " + node.json->dump());
+  return value;
+}
+
+std::uint64_t positive_count(DocumentReader& in, const Node& node) {
+  const std::uint64_t value = in.count(node);
+  if (in.ok() && value == 0) in.fail(node, "expected a count above 0");
+  return value;
+}
+
+std::string non_empty_text(DocumentReader& in, const Node& node, std::string_view what) {
+  std::string value = in.text(node);
+  if (in.ok() && value.empty()) in.fail(node, "expected " + std::string(what) + ", got an empty string");
+  return value;
+}
+
+template <class T>
+std::optional<T> narrowed(std::optional<std::int64_t> value) {
+  return value ? std::optional<T>(static_cast<T>(*value)) : std::nullopt;
 }
 
 StateFields read_state(DocumentReader& in, const Node& state) {
@@ -160,7 +212,29 @@ Reading<T> sysfs_reading(const std::optional<T>& shown, const UnknownReasons& un
   return unknown.reading(shown, bdf, attribute);
 }
 
-DeviceRecord read_device(DocumentReader& in, const Node& node) {
+std::optional<NvmlGpuLink> read_nvml(DocumentReader& in, const Node& node) {
+  if (!in.object_or_null(node)) return std::nullopt;
+  NvmlGpuLink nvml;
+  nvml.current_gen = narrowed<int>(in.integer_or_null(in.member(node, "current_generation"), 1, kMaxPcieGen));
+  nvml.max_gen = narrowed<int>(in.integer_or_null(in.member(node, "max_generation"), 1, kMaxPcieGen));
+  nvml.gpu_max_gen = narrowed<int>(in.integer_or_null(in.member(node, "gpu_max_generation"), 1, kMaxPcieGen));
+  nvml.current_width = narrowed<int>(in.integer_or_null(in.member(node, "current_width"), 0, 32));
+  nvml.max_width = narrowed<int>(in.integer_or_null(in.member(node, "max_width"), 0, 32));
+  nvml.replay_counter = in.count_or_null(in.member(node, "replay_counter"));
+  nvml.tx_kbps = in.count_or_null(in.member(node, "tx_kbps"));
+  nvml.rx_kbps = in.count_or_null(in.member(node, "rx_kbps"));
+  nvml.pstate = narrowed<int>(in.integer_or_null(in.member(node, "pstate"), 0, 15));
+  nvml.under_load = in.boolean(in.member(node, "under_load"));
+  return nvml;
+}
+
+// `key` of `object`: required from schema 1.1 on, absent allowed in 1.0.x.
+std::optional<Node> field_since_1_1(DocumentReader& in, const Node& object, std::string_view key, int minor) {
+  if (minor >= kMinorWithProbes) return in.member(object, key);
+  return in.member_if_present(object, key);
+}
+
+DeviceRecord read_device(DocumentReader& in, const Node& node, int minor) {
   DeviceRecord record;
   PciFunction& function = record.function;
   function.bdf = in.address(in.member(node, "bdf"));
@@ -174,7 +248,7 @@ DeviceRecord read_device(DocumentReader& in, const Node& node) {
       numa_value ? std::optional<int>(static_cast<int>(*numa_value)) : std::optional<int>();
   const std::optional<std::string> cpulist = in.text_or_null(in.member(node, "cpulist"));
 
-  // Readings wait for the unknown list, the device's last field, so that
+  // Readings wait for the unknown list (only nvml follows it), so that
   // problems are still reported in document order.
   std::optional<PortFields> own;
   if (const Node link = in.member(node, "link"); in.object_or_null(link)) {
@@ -203,6 +277,7 @@ DeviceRecord read_device(DocumentReader& in, const Node& node) {
   record.notes = in.strings(in.member(node, "notes"));
 
   const UnknownReasons unknown(in.strings(in.member(node, "unknown")));
+  if (const auto nvml = field_since_1_1(in, node, "nvml", minor)) record.nvml = read_nvml(in, *nvml);
   function.numa_node = sysfs_reading(numa_node, unknown, function.bdf, "numa_node");
   function.local_cpulist = sysfs_reading(cpulist, unknown, function.bdf, "local_cpulist");
   if (own) function.link = own->resolve(unknown);
@@ -211,6 +286,88 @@ DeviceRecord read_device(DocumentReader& in, const Node& node) {
     record.path[i].upstream_end = ends[i].second.resolve(unknown);
   }
   return record;
+}
+
+std::optional<ProbeSettings> read_probe_settings(DocumentReader& in, const Node& node) {
+  if (!in.object_or_null(node)) return std::nullopt;
+  ProbeSettings settings;
+  const Node mode = in.member(node, "mode");
+  settings.mode = in.text(mode);
+  if (in.ok() && std::find(kProbeModes.begin(), kProbeModes.end(), settings.mode) == kProbeModes.end()) {
+    in.fail(mode, "unknown value " + json_document::quote(settings.mode) + "; expected one of quick, full");
+  }
+  settings.size_bytes = positive_count(in, in.member(node, "size_bytes"));
+  constexpr std::int64_t kMaxTrials = std::numeric_limits<int>::max();
+  settings.warmup_trials = static_cast<int>(in.integer(in.member(node, "warmup_trials"), 0, kMaxTrials));
+  settings.trials = static_cast<int>(in.integer(in.member(node, "trials"), 1, kMaxTrials));
+  return settings;
+}
+
+ProbeRun read_probe(DocumentReader& in, const Node& node) {
+  ProbeRun run;
+  run.key = non_empty_text(in, in.member(node, "key"), "a probe key");
+  run.status = parsed_enum(in, in.member(node, "status"), probe_status_from_string, kProbeStatuses);
+  run.reason = in.text(in.member(node, "reason"));
+  run.warnings = in.strings(in.member(node, "warnings"));
+  run.duration_s = non_negative(in, in.member(node, "duration_s"));
+  return run;
+}
+
+// The statistics are read as written, never recomputed: a document judged
+// again must be judged on the numbers it states. Two things no writer of
+// pcieval produces are refused instead, since a verdict would rest on them: a
+// measurement without trials, and a median outside [min, max].
+Measurement read_measurement(DocumentReader& in, const Node& node) {
+  Measurement measurement;
+  measurement.probe = non_empty_text(in, in.member(node, "probe"), "a probe key");
+  measurement.subject = non_empty_text(in, in.member(node, "subject"), "a subject");
+  for (const Node& gpu : in.items(in.member(node, "gpus"))) measurement.gpus.push_back(in.address(gpu));
+  measurement.direction = parsed_enum(in, in.member(node, "direction"), direction_from_string, kDirections);
+  measurement.method = parsed_enum(in, in.member(node, "method"), copy_method_from_string, kMethods);
+  measurement.host_memory = parsed_enum(in, in.member(node, "host_memory"), host_memory_from_string, kHostMemories);
+  measurement.aggregation = parsed_enum(in, in.member(node, "aggregation"), aggregation_from_string, kAggregations);
+  measurement.size_bytes = positive_count(in, in.member(node, "size_bytes"));
+  measurement.bytes_per_trial = positive_count(in, in.member(node, "bytes_per_trial"));
+  const Node trials = in.member(node, "trials_gbps");
+  for (const Node& trial : in.items(trials)) measurement.trials_gbps.push_back(non_negative(in, trial));
+  if (in.ok() && measurement.trials_gbps.empty()) in.fail(trials, "expected at least one trial, got none");
+  const Node median = in.member(node, "median_gbps");
+  measurement.stats.median_gbps = non_negative(in, median);
+  measurement.stats.min_gbps = non_negative(in, in.member(node, "min_gbps"));
+  measurement.stats.max_gbps = non_negative(in, in.member(node, "max_gbps"));
+  const TrialStats& stats = measurement.stats;
+  if (in.ok() && !(stats.min_gbps <= stats.median_gbps && stats.median_gbps <= stats.max_gbps)) {
+    in.fail(median, rate_text(stats.median_gbps) + " is outside [min_gbps, max_gbps] = [" + rate_text(stats.min_gbps) +
+                        ", " + rate_text(stats.max_gbps) + "]");
+  }
+  measurement.stats.cv = non_negative(in, in.member(node, "cv"));
+  measurement.host_numa_node =
+      narrowed<int>(in.integer_or_null(in.member(node, "host_numa_node"), 0, std::numeric_limits<int>::max()));
+  measurement.host_numa_local = in.boolean_or_null(in.member(node, "host_numa_local"));
+  measurement.verified = in.boolean(in.member(node, "verified"));
+  return measurement;
+}
+
+LinkSample read_link_sample(DocumentReader& in, const Node& node) {
+  LinkSample sample;
+  sample.port = in.address(in.member(node, "port"));
+  sample.source = parsed_enum(in, in.member(node, "source"), sample_source_from_string, kSampleSources);
+  sample.t_s = non_negative(in, in.member(node, "t_s"));
+  sample.under_load = in.boolean(in.member(node, "under_load"));
+  // generation, speed_gts and width, checked as a link state's are.
+  const StateFields state = read_state(in, node);
+  sample.speed = state.gen;
+  sample.width = state.width;
+  return sample;
+}
+
+CounterDelta read_counter(DocumentReader& in, const Node& node) {
+  CounterDelta counter;
+  counter.device = in.address(in.member(node, "device"));
+  counter.counter = non_empty_text(in, in.member(node, "counter"), "a counter name");
+  counter.before = in.count(in.member(node, "before"));
+  counter.after = in.count(in.member(node, "after"));
+  return counter;
 }
 
 Verdict read_verdict(DocumentReader& in, const Node& node) {
@@ -229,10 +386,11 @@ Verdict read_verdict(DocumentReader& in, const Node& node) {
 }
 
 // "MAJOR.MINOR.PATCH"; a reader of major 1 reads every 1.x (fields added in a
-// later minor are ignored) and refuses any other major.
-void check_schema_version(DocumentReader& in, const Node& node) {
+// later minor are ignored) and refuses any other major. Returns the minor
+// version (0 after a problem).
+int check_schema_version(DocumentReader& in, const Node& node) {
   const std::string version = in.text(node);
-  if (!in.ok()) return;
+  if (!in.ok()) return 0;
   std::array<int, 3> parts{};
   std::size_t at = 0;
   bool valid = true;
@@ -250,6 +408,7 @@ void check_schema_version(DocumentReader& in, const Node& node) {
     in.fail(node, "schema version " + version + " is not supported: this pcieval reads 1.x (it writes " +
                       kResultsSchemaVersion + ")");
   }
+  return in.ok() ? parts[1] : 0;
 }
 
 Results read_document(DocumentReader& in, const Node& root) {
@@ -259,7 +418,7 @@ Results read_document(DocumentReader& in, const Node& root) {
     return results;
   }
   // The version decides how the rest reads, so it is checked first.
-  check_schema_version(in, in.member(root, "schema_version"));
+  const int minor = check_schema_version(in, in.member(root, "schema_version"));
 
   const Node tool = in.member(root, "tool");
   results.tool.name = in.text(in.member(tool, "name"));
@@ -274,7 +433,24 @@ Results read_document(DocumentReader& in, const Node& root) {
   evidence.topology = in.text_or_null(in.member(sources, "topology"));
   evidence.gpus_under_load = in.boolean(in.member(sources, "gpus_under_load"));
 
-  for (const Node& device : in.items(in.member(root, "devices"))) evidence.devices.push_back(read_device(in, device));
+  for (const Node& device : in.items(in.member(root, "devices"))) {
+    evidence.devices.push_back(read_device(in, device, minor));
+  }
+  if (const auto settings = field_since_1_1(in, root, "probe_settings", minor)) {
+    evidence.probe_settings = read_probe_settings(in, *settings);
+  }
+  if (const auto probes = field_since_1_1(in, root, "probes", minor)) {
+    for (const Node& probe : in.items(*probes)) evidence.probes.push_back(read_probe(in, probe));
+  }
+  if (const auto measurements = field_since_1_1(in, root, "measurements", minor)) {
+    for (const Node& item : in.items(*measurements)) evidence.measurements.push_back(read_measurement(in, item));
+  }
+  if (const auto samples = field_since_1_1(in, root, "link_samples", minor)) {
+    for (const Node& item : in.items(*samples)) evidence.link_samples.push_back(read_link_sample(in, item));
+  }
+  if (const auto counters = field_since_1_1(in, root, "counters", minor)) {
+    for (const Node& item : in.items(*counters)) evidence.counters.push_back(read_counter(in, item));
+  }
   for (const Node& verdict : in.items(in.member(root, "verdicts")))
     results.verdicts.push_back(read_verdict(in, verdict));
   results.overall = in.one_of(in.member(root, "overall"), kOveralls);

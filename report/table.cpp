@@ -2,7 +2,12 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <string_view>
 #include <vector>
 
 namespace pcieval {
@@ -62,7 +67,34 @@ const Link* find_link(const Results& results, const DeviceRecord& record, const 
   return nullptr;
 }
 
-using Row = std::array<std::string, 6>;
+using Row = std::vector<std::string>;
+
+enum class Align { kLeft, kRight };
+
+// Rows as columns as wide as their widest cell, two spaces apart; the header
+// is rows[0]. `align` has one entry per column (missing: left). Trailing
+// spaces are trimmed, so a blank last cell leaves none.
+std::string aligned(const std::vector<Row>& rows, const std::vector<Align>& align = {}) {
+  std::vector<std::size_t> widths;
+  for (const Row& row : rows) {
+    if (widths.size() < row.size()) widths.resize(row.size(), 0);
+    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  }
+  std::string out;
+  for (const Row& row : rows) {
+    std::string line;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      if (i > 0) line += kColumnGap;
+      const std::string padding(widths[i] - row[i].size(), ' ');
+      const bool right = i < align.size() && align[i] == Align::kRight;
+      line += right ? padding + row[i] : row[i] + padding;
+    }
+    line.erase(line.find_last_not_of(' ') + 1);
+    out += line;
+    out += '\n';
+  }
+  return out;
+}
 
 Row device_row(const Results& results, const DeviceRecord& record) {
   const std::string bdf = to_string(record.function.bdf);
@@ -97,32 +129,130 @@ Row device_row(const Results& results, const DeviceRecord& record) {
              std::move(status)};
 }
 
-void append_row(std::string& out, const Row& row, const std::array<std::size_t, 6>& widths) {
-  std::string line;
-  for (std::size_t i = 0; i < row.size(); ++i) {
-    if (i > 0) line += kColumnGap;
-    line += row[i];
-    if (i + 1 < row.size()) line.append(widths[i] - row[i].size(), ' ');
+// The probe whose measurements are a bandwidth curve, not verdict numbers.
+constexpr std::string_view kSweepProbe = "sweep_ce";
+
+std::string fixed(double value, int decimals) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+  return buffer;
+}
+
+// Binary units, as copy sizes are chosen: "4 KiB", "256 MiB", "1.5 GiB".
+std::string size_text(std::uint64_t bytes) {
+  constexpr std::array<const char*, 5> kUnits = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  std::size_t unit = 0;
+  while (value >= 1024 && unit + 1 < kUnits.size()) {
+    value /= 1024;
+    ++unit;
   }
-  out += line;
-  out += '\n';
+  return fixed(value, value == std::floor(value) ? 0 : 1) + " " + kUnits[unit];
+}
+
+std::string host_numa_text(const Measurement& measurement) {
+  if (!measurement.host_numa_node) return "-";
+  std::string text = std::to_string(*measurement.host_numa_node);
+  if (measurement.host_numa_local) text += *measurement.host_numa_local ? " local" : " remote";
+  return text;
+}
+
+// A budget is per GPU and per direction: a group's total over wall time is
+// not held against one link's budget.
+std::string budget_text(const Measurement& measurement, std::span<const BandwidthBudget> budgets) {
+  if (measurement.aggregation == Aggregation::kTotalOverWallTime) return "";
+  for (const BandwidthBudget& budget : budgets) {
+    if (budget.subject == measurement.subject && budget.direction == measurement.direction) {
+      return fixed(budget.budget_gbps, 1) + " (" + budget.link + ")";
+    }
+  }
+  return "";
+}
+
+std::string measurements_table(const std::vector<Measurement>& measurements, std::span<const BandwidthBudget> budgets) {
+  std::vector<Row> rows;
+  rows.push_back({"PROBE", "SUBJECT", "DIR", "SIZE", "MEDIAN GB/s", "MIN", "MAX", "CV %", "HOST NUMA", "BUDGET"});
+  for (const Measurement& m : measurements) {
+    if (m.probe == kSweepProbe) continue;
+    rows.push_back({m.probe, m.subject, std::string(to_string(m.direction)), size_text(m.size_bytes),
+                    fixed(m.stats.median_gbps, 2), fixed(m.stats.min_gbps, 2), fixed(m.stats.max_gbps, 2),
+                    fixed(m.stats.cv * 100, 1), host_numa_text(m), budget_text(m, budgets)});
+  }
+  if (rows.size() == 1) return "";
+  const Align l = Align::kLeft;
+  const Align r = Align::kRight;
+  return aligned(rows, {l, l, l, r, r, r, r, r, l, l});
+}
+
+// One curve per subject, direction, host memory and aggregation, in the order
+// the curves first appear; each curve's points smallest size first.
+std::string sweep_section(const std::vector<Measurement>& measurements) {
+  std::vector<std::string> names;
+  std::map<std::string, std::vector<const Measurement*>> curves;
+  for (const Measurement& m : measurements) {
+    if (m.probe != kSweepProbe) continue;
+    std::string name = m.subject + " " + std::string(to_string(m.direction));
+    if (m.host_memory != HostMemory::kPinned) name += " " + std::string(to_string(m.host_memory));
+    if (m.aggregation != Aggregation::kAlone) name += " " + std::string(to_string(m.aggregation));
+    auto [it, inserted] = curves.try_emplace(name);
+    if (inserted) names.push_back(name);
+    it->second.push_back(&m);
+  }
+  if (names.empty()) return "";
+  std::string out = "SIZE SWEEP (" + std::string(kSweepProbe) + ", median GB/s by copy size)\n";
+  for (const std::string& name : names) {
+    std::vector<const Measurement*>& points = curves[name];
+    std::stable_sort(points.begin(), points.end(),
+                     [](const Measurement* a, const Measurement* b) { return a->size_bytes < b->size_bytes; });
+    std::string line = name + ":";
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      line += (i == 0 ? " " : ", ") + size_text(points[i]->size_bytes) + " " + fixed(points[i]->stats.median_gbps, 2);
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+// Probes that did not run as asked, and probes that ran but warned, then the
+// count of each outcome.
+std::string probes_section(const std::vector<ProbeRun>& probes) {
+  std::string out;
+  int ran = 0;
+  int skipped = 0;
+  int failed = 0;
+  for (const ProbeRun& probe : probes) {
+    ran += probe.status == ProbeStatus::kRan ? 1 : 0;
+    skipped += probe.status == ProbeStatus::kSkipped ? 1 : 0;
+    failed += probe.status == ProbeStatus::kFailed ? 1 : 0;
+    if (probe.status == ProbeStatus::kRan && probe.warnings.empty()) continue;
+    std::string line = "probe " + probe.key + " " + std::string(to_string(probe.status));
+    if (probe.status == ProbeStatus::kRan) line += " with warnings";
+    if (!probe.reason.empty()) line += ": " + probe.reason;
+    out += line + "\n";
+    for (const std::string& warning : probe.warnings) out += "  warning: " + warning + "\n";
+  }
+  out += "probes: " + std::to_string(ran) + " ran, " + std::to_string(skipped) + " skipped, " + std::to_string(failed) +
+         " failed\n";
+  return out;
 }
 
 }  // namespace
 
-std::string render_check_table(const Results& results) {
+std::string render_check_table(const Results& results, std::span<const BandwidthBudget> budgets) {
   std::vector<Row> rows;
   rows.push_back(Row{"DEVICE", "KIND", "PATH", "EXPECTED", "NEGOTIATED", "VERDICT"});
   for (const DeviceRecord& record : results.evidence.devices) rows.push_back(device_row(results, record));
 
-  std::array<std::size_t, 6> widths{};
-  for (const Row& row : rows) {
-    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
-  }
-
-  std::string out;
-  for (const Row& row : rows) append_row(out, row, widths);
+  std::string out = aligned(rows);
   if (results.evidence.devices.empty()) out += "(no PCIe devices found)\n";
+
+  // The measurement engine's part, each section only when it has something.
+  const Evidence& evidence = results.evidence;
+  for (const std::string& section :
+       {measurements_table(evidence.measurements, budgets), sweep_section(evidence.measurements),
+        evidence.probes.empty() ? std::string() : probes_section(evidence.probes)}) {
+    if (!section.empty()) out += "\n" + section;
+  }
 
   bool first = true;
   for (const Verdict& verdict : results.verdicts) {

@@ -3,7 +3,9 @@
 xml.etree) and checks the structure CI systems read: the counts on
 <testsuites> and <testsuite> match their test cases, each test case has a
 classname, a name and at most one outcome, failures and errors carry a
-message, a type and text, and the escaped text reads back as it was meant.
+message, a type and text, skips a message, and the escaped text reads back as
+it was meant. The verdict suite comes first; a second suite, "probes", holds
+one test case per probe when the results list probes.
 
     junit_check.py RENDER_SAMPLE_REPORT
 
@@ -23,10 +25,13 @@ def check(xml_bytes, mode):
     if root.tag != "testsuites":
         return [f"root is <{root.tag}>, not <testsuites>"]
     suites = root.findall("testsuite")
-    if len(suites) != 1:
-        problems.append(f"{len(suites)} test suites, expected 1")
+    if not 1 <= len(suites) <= 2:
+        problems.append(f"{len(suites)} test suites, expected the verdicts and at most the probes")
+    if len(suites) == 2 and suites[1].get("name") != "probes":
+        problems.append(f"second test suite is {suites[1].get('name')!r}, not 'probes'")
     totals = {"tests": 0, "failures": 0, "errors": 0}
-    for suite in suites:
+    for index, suite in enumerate(suites):
+        probes = index == 1
         cases = suite.findall("testcase")
         counts = {
             "tests": len(cases),
@@ -36,7 +41,7 @@ def check(xml_bytes, mode):
         }
         for name, count in counts.items():
             if suite.get(name) != str(count):
-                problems.append(f"testsuite {name}={suite.get(name)!r}, has {count}")
+                problems.append(f"testsuite {suite.get('name')!r} {name}={suite.get(name)!r}, has {count}")
         for name in totals:
             totals[name] += counts[name]
         for case in cases:
@@ -48,14 +53,30 @@ def check(xml_bytes, mode):
                 problems.append(f"{label}: {len(outcomes)} outcomes")
             for outcome in outcomes:
                 if outcome.tag == "skipped":
+                    if not outcome.get("message"):
+                        problems.append(f"{label}: <skipped> without a message")
                     continue
                 if not outcome.get("message") or not outcome.get("type") or not (outcome.text or "").strip():
                     problems.append(f"{label}: <{outcome.tag}> without message, type or text")
-                if "code: " not in (outcome.text or ""):
-                    problems.append(f"{label}: <{outcome.tag}> text does not name the reason code")
+                # Verdicts name their reason code, probes their key.
+                needed = "probe: " if probes else "code: "
+                if needed not in (outcome.text or ""):
+                    problems.append(f"{label}: <{outcome.tag}> text does not hold {needed!r}")
     for name, count in totals.items():
         if root.get(name) != str(count):
             problems.append(f"testsuites {name}={root.get(name)!r}, has {count}")
+
+    if mode == "junit":
+        # The sample's probes: one failed, one skipped, two ran.
+        if len(suites) != 2:
+            problems.append("the sample lists probes but there is no probes suite")
+        else:
+            got = {key: suites[1].get(key) for key in ("tests", "failures", "errors", "skipped")}
+            if got != {"tests": "4", "failures": "0", "errors": "1", "skipped": "1"}:
+                problems.append(f"probes suite counts {got}")
+            skipped = suites[1].find("testcase/skipped")
+            if skipped is None or "shared" not in skipped.get("message", ""):
+                problems.append("the skipped probe does not give its reason")
 
     names = [(c.get("classname"), c.get("name")) for c in root.iter("testcase")]
     if len(set(names)) != len(names):

@@ -30,6 +30,9 @@ XmlElement read_xml(const std::string& text) {
   return root.value_or(XmlElement{});
 }
 
+// The verdict suite, and the probe suite when there is one.
+std::vector<const XmlElement*> suites_of(const XmlElement& root) { return root.all("testsuite"); }
+
 const XmlElement& only_suite(const XmlElement& root) {
   static const XmlElement kNone;
   const auto suites = root.all("testsuite");
@@ -37,27 +40,43 @@ const XmlElement& only_suite(const XmlElement& root) {
   return suites.empty() ? kNone : *suites.front();
 }
 
-// The counts CI systems show are the counts of what is inside.
+// The counts CI systems show are the counts of what is inside, per suite and
+// summed on <testsuites>.
 void expect_counts_match(const XmlElement& root) {
   ASSERT_EQ(root.name, "testsuites");
-  const XmlElement& suite = only_suite(root);
-  int failures = 0;
-  int errors = 0;
-  int skipped = 0;
-  const auto cases = suite.all("testcase");
-  for (const XmlElement* test_case : cases) {
-    EXPECT_TRUE(test_case->attribute("classname") && test_case->attribute("name"));
-    EXPECT_LE(test_case->children.size(), 1u);
-    failures += static_cast<int>(test_case->all("failure").size());
-    errors += static_cast<int>(test_case->all("error").size());
-    skipped += static_cast<int>(test_case->all("skipped").size());
+  const auto suites = suites_of(root);
+  ASSERT_THAT(suites, Not(IsEmpty()));
+  ASSERT_LE(suites.size(), 2u);
+  std::size_t total_tests = 0;
+  int total_failures = 0;
+  int total_errors = 0;
+  for (const XmlElement* suite : suites) {
+    int failures = 0;
+    int errors = 0;
+    int skipped = 0;
+    const auto cases = suite->all("testcase");
+    for (const XmlElement* test_case : cases) {
+      EXPECT_TRUE(test_case->attribute("classname") && test_case->attribute("name"));
+      std::size_t outcomes = 0;
+      for (const XmlElement& child : test_case->children) {
+        outcomes += child.name == "failure" || child.name == "error" || child.name == "skipped" ? 1 : 0;
+      }
+      EXPECT_LE(outcomes, 1u);
+      failures += static_cast<int>(test_case->all("failure").size());
+      errors += static_cast<int>(test_case->all("error").size());
+      skipped += static_cast<int>(test_case->all("skipped").size());
+    }
+    EXPECT_EQ(suite->attribute("tests"), std::to_string(cases.size()));
+    EXPECT_EQ(suite->attribute("failures"), std::to_string(failures));
+    EXPECT_EQ(suite->attribute("errors"), std::to_string(errors));
+    EXPECT_EQ(suite->attribute("skipped"), std::to_string(skipped));
+    total_tests += cases.size();
+    total_failures += failures;
+    total_errors += errors;
   }
-  for (const XmlElement* element : {&root, &suite}) {
-    EXPECT_EQ(element->attribute("tests"), std::to_string(cases.size()));
-    EXPECT_EQ(element->attribute("failures"), std::to_string(failures));
-    EXPECT_EQ(element->attribute("errors"), std::to_string(errors));
-  }
-  EXPECT_EQ(suite.attribute("skipped"), std::to_string(skipped));
+  EXPECT_EQ(root.attribute("tests"), std::to_string(total_tests));
+  EXPECT_EQ(root.attribute("failures"), std::to_string(total_failures));
+  EXPECT_EQ(root.attribute("errors"), std::to_string(total_errors));
 }
 
 TEST(JunitTest, ExactTextForTheSampleNode) {
@@ -224,6 +243,110 @@ TEST(JunitTest, TextIsEscapedAndForbiddenCharactersReplaced) {
   EXPECT_EQ(cases[5]->attribute("name"),
             "dev \"q\" back\\slash\nline " + replacement + " " + replacement + " caf\xc3\xa9");
   EXPECT_EQ(cases[6]->attribute("name"), "0000:18:00.0 nic (2)");
+}
+
+TEST(JunitProbesTest, ExactProbesSuiteForTheProbedSample) {
+  const std::string text = render_junit(testing::hgx_spr_results_probed(), "pcieval burn-in", 1718000000.25);
+  const std::string cls = R"(classname="pcieval.hgx-b07")";
+  const std::string expected =
+      "  <testsuite name=\"probes\" tests=\"4\" failures=\"0\" errors=\"1\" skipped=\"1\" time=\"6.875\" "
+      "timestamp=\"2024-06-10T06:13:20\" hostname=\"hgx-b07\">\n"
+      "    <testcase " +
+      cls +
+      " name=\"probe h2d_ce\" time=\"1.750\">\n"
+      "      <error message=\"GPU 0000:ca:00.0: cudaSetDevice: all CUDA-capable devices are busy or unavailable\" "
+      "type=\"failed\">probe: h2d_ce\n"
+      "reason: GPU 0000:ca:00.0: cudaSetDevice: all CUDA-capable devices are busy or unavailable\n"
+      "</error>\n"
+      "    </testcase>\n"
+      "    <testcase " +
+      cls +
+      " name=\"probe sweep_ce\" time=\"4.500\"/>\n"
+      "    <testcase " +
+      cls +
+      " name=\"probe group_ce\" time=\"0\">\n"
+      "      <skipped message=\"no switch or root port is shared by two or more GPUs: each GPU&apos;s uplink carries "
+      "only its own traffic\"/>\n"
+      "    </testcase>\n"
+      "    <testcase " +
+      cls +
+      " name=\"probe host_ceiling\" time=\"0.625\"/>\n"
+      "  </testsuite>\n"
+      "</testsuites>\n";
+  ASSERT_GE(text.size(), expected.size());
+  EXPECT_EQ(text.substr(text.size() - expected.size()), expected);
+  EXPECT_THAT(text, HasSubstr("<testsuites name=\"pcieval burn-in\" tests=\"9\" failures=\"2\" errors=\"3\" "
+                              "time=\"6.875\">\n"));
+  // The verdict suite is as it was without probes.
+  const std::string plain = render_junit(testing::hgx_spr_results(), "pcieval burn-in", 1718000000.25);
+  const std::string verdict_suite = plain.substr(plain.find("  <testsuite "), plain.find("</testsuites>"));
+  EXPECT_THAT(text, HasSubstr(verdict_suite.substr(0, verdict_suite.find("  </testsuite>"))));
+}
+
+TEST(JunitProbesTest, EachProbeStatusMapsToItsOutcome) {
+  Results results = testing::hgx_spr_results_probed();
+  results.evidence.probes = {
+      {"a_ran", ProbeStatus::kRan, "", {}, 0.25},
+      {"b_warned", ProbeStatus::kRan, "", {"latch timed out after 5 s"}, 1.0},
+      {"c_skipped", ProbeStatus::kSkipped, "runs with --full only", {}, 0},
+      {"d_failed", ProbeStatus::kFailed, "0000:17:00.0: data did not verify", {"retried"}, 2.0},
+  };
+  const XmlElement root = read_xml(render_junit(results, "pcieval"));
+  expect_counts_match(root);
+  const auto suites = suites_of(root);
+  ASSERT_THAT(suites, SizeIs(2));
+  EXPECT_EQ(suites[1]->attribute("name"), "probes");
+  EXPECT_EQ(suites[1]->attribute("time"), "3.250");
+  const auto cases = suites[1]->all("testcase");
+  ASSERT_THAT(cases, SizeIs(4));
+  EXPECT_EQ(cases[0]->attribute("name"), "probe a_ran");
+  EXPECT_EQ(cases[0]->attribute("time"), "0.250");
+  EXPECT_THAT(cases[0]->children, IsEmpty());
+  ASSERT_THAT(cases[1]->children, SizeIs(1));
+  EXPECT_EQ(cases[1]->children[0].name, "system-out");
+  EXPECT_EQ(cases[1]->children[0].text, "probe: b_warned\nwarning: latch timed out after 5 s\n");
+  ASSERT_THAT(cases[2]->children, SizeIs(1));
+  EXPECT_EQ(cases[2]->children[0].name, "skipped");
+  EXPECT_EQ(cases[2]->children[0].attribute("message"), "runs with --full only");
+  ASSERT_THAT(cases[3]->children, SizeIs(1));
+  const XmlElement& failure = cases[3]->children[0];
+  EXPECT_EQ(failure.name, "error");
+  EXPECT_EQ(failure.attribute("type"), "failed");
+  EXPECT_EQ(failure.attribute("message"), "0000:17:00.0: data did not verify");
+  EXPECT_EQ(failure.text, "probe: d_failed\nreason: 0000:17:00.0: data did not verify\nwarning: retried\n");
+  for (const XmlElement* test_case : cases) {
+    EXPECT_EQ(test_case->attribute("classname"), "pcieval.hgx-b07");
+  }
+}
+
+TEST(JunitProbesTest, NoProbesNoProbesSuite) {
+  const XmlElement root = read_xml(render_junit(testing::hgx_spr_results(), "pcieval"));
+  EXPECT_THAT(suites_of(root), SizeIs(1));
+  EXPECT_EQ(root.attribute("time"), "0");
+}
+
+TEST(JunitProbesTest, ProbeTextIsEscapedAndNamesStayDistinct) {
+  Results results = testing::hostile_results();
+  results.evidence.probes = {
+      {"h2d_ce", ProbeStatus::kFailed, testing::kHostileReason, {testing::kHostileReason}, 1.0},
+      {"h2d_ce", ProbeStatus::kSkipped, testing::kHostileReason, {}, 0},
+  };
+  // A verdict whose subject reads like a probe's test case.
+  results.verdicts.push_back(
+      {"probe h2d_ce", VerdictStatus::kPass, ReasonCode::kLinkAtExpectedState, std::nullopt, "", ""});
+  const XmlElement root = read_xml(render_junit(results, "pcieval"));
+  expect_counts_match(root);
+  const auto cases = suites_of(root).back()->all("testcase");
+  ASSERT_THAT(cases, SizeIs(2));
+  EXPECT_EQ(cases[0]->attribute("name"), "probe h2d_ce (2)");
+  EXPECT_EQ(cases[1]->attribute("name"), "probe h2d_ce (3)");
+  const std::string replacement = "\xef\xbf\xbd";
+  const std::string message = "<b>&amp; \"double\" 'single'\r\nnext\tline " + replacement + replacement + "\x7f " +
+                              replacement + replacement + " " + replacement + " ]]> \xf0\x9f\x98\x80";
+  ASSERT_THAT(cases[0]->children, SizeIs(1));
+  EXPECT_EQ(cases[0]->children[0].attribute("message"), message);
+  ASSERT_THAT(cases[1]->children, SizeIs(1));
+  EXPECT_EQ(cases[1]->children[0].attribute("message"), message);
 }
 
 TEST(JunitTest, ReaderRejectsWhatIsNotWellFormed) {

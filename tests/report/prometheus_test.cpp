@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "report/exposition_parser.hpp"
 #include "report/hostile_results.hpp"
@@ -196,6 +197,89 @@ TEST_F(PrometheusSampleTest, CountsAndRunTimes) {
   EXPECT_THAT(text_, HasSubstr("\npcieval_devices_judged 4\n"));
   EXPECT_THAT(text_, HasSubstr("\npcieval_last_run_timestamp_seconds 1718000000\n"));
   EXPECT_THAT(text_, HasSubstr("\npcieval_last_run_duration_seconds 12.5\n"));
+}
+
+class PrometheusProbesTest : public ::testing::Test {
+ protected:
+  Results results_ = testing::hgx_spr_results_probed();
+  std::string text_ = render_prometheus(results_, 1718000000.0, 12.5);
+  PromExposition parsed_ = parse_exposition(text_);
+};
+
+TEST_F(PrometheusProbesTest, NewFamiliesAreValidGauges) {
+  EXPECT_THAT(parsed_.problems, IsEmpty()) << text_;
+  for (const char* family : {"pcieval_bandwidth_gbps", "pcieval_bandwidth_cv", "pcieval_probe_status"}) {
+    EXPECT_EQ(parsed_.type.count(family), 1u) << family;
+    EXPECT_EQ(parsed_.type.at(family), "gauge") << family;
+    EXPECT_EQ(parsed_.help.count(family), 1u) << family;
+  }
+  // The families sit before the run times, each in one block.
+  EXPECT_LT(text_.find("# TYPE pcieval_bandwidth_gbps"), text_.find("# TYPE pcieval_bandwidth_cv"));
+  EXPECT_LT(text_.find("# TYPE pcieval_probe_status"), text_.find("# TYPE pcieval_last_run_timestamp_seconds"));
+}
+
+TEST_F(PrometheusProbesTest, BandwidthIsTheMedianOfEachMeasurementButTheSweep) {
+  const auto bandwidth = parsed_.find("pcieval_bandwidth_gbps");
+  ASSERT_THAT(bandwidth, SizeIs(2));
+  EXPECT_EQ(bandwidth[0].labels, (std::map<std::string, std::string>{{"aggregation", "alone"},
+                                                                     {"direction", "h2d"},
+                                                                     {"host_memory", "pinned"},
+                                                                     {"probe", "h2d_ce"},
+                                                                     {"subject", "0000:17:00.0"}}));
+  EXPECT_EQ(bandwidth[0].value, 27.61);
+  EXPECT_EQ(bandwidth[1].labels.at("subject"), "numa0");
+  EXPECT_EQ(bandwidth[1].labels.at("aggregation"), "total_over_wall_time");
+  EXPECT_EQ(bandwidth[1].value, 118.42);
+  EXPECT_THAT(parsed_.find("pcieval_bandwidth_gbps", {{"probe", "sweep_ce"}}), IsEmpty());
+
+  const auto cv = parsed_.find("pcieval_bandwidth_cv");
+  ASSERT_THAT(cv, SizeIs(2));
+  EXPECT_EQ(cv[0].labels, bandwidth[0].labels);
+  EXPECT_NEAR(cv[0].value, results_.evidence.measurements[0].stats.cv, 1e-15);
+  EXPECT_GT(cv[0].value, 0);
+}
+
+TEST_F(PrometheusProbesTest, ProbeStatusHasAllThreeStatusesWithOneSet) {
+  const auto status = parsed_.find("pcieval_probe_status");
+  ASSERT_THAT(status, SizeIs(3 * results_.evidence.probes.size()));
+  for (const ProbeRun& probe : results_.evidence.probes) {
+    for (const char* name : {"ran", "skipped", "failed"}) {
+      const auto series = parsed_.find("pcieval_probe_status", {{"probe", probe.key}, {"status", name}});
+      ASSERT_THAT(series, SizeIs(1)) << probe.key << " " << name;
+      EXPECT_EQ(series[0].value, to_string(probe.status) == name ? 1 : 0) << probe.key << " " << name;
+      EXPECT_EQ(series[0].labels.size(), 2u);
+    }
+  }
+  EXPECT_THAT(text_, HasSubstr("\npcieval_probe_status{probe=\"h2d_ce\",status=\"failed\"} 1\n"));
+  EXPECT_THAT(text_, HasSubstr("\npcieval_probe_status{probe=\"group_ce\",status=\"skipped\"} 1\n"));
+}
+
+TEST_F(PrometheusProbesTest, WithoutProbesTheTextIsAsBefore) {
+  Results plain = results_;
+  plain.evidence.probes.clear();
+  plain.evidence.measurements.clear();
+  EXPECT_EQ(render_prometheus(plain, 1718000000.0, 12.5),
+            render_prometheus(testing::hgx_spr_results(), 1718000000.0, 12.5));
+}
+
+TEST_F(PrometheusProbesTest, RepeatedMeasurementGivesNoDuplicateSeries) {
+  results_.evidence.measurements.push_back(results_.evidence.measurements[0]);
+  results_.evidence.probes.push_back(results_.evidence.probes[0]);
+  const PromExposition parsed = parse_exposition(render_prometheus(results_, std::nullopt, std::nullopt));
+  EXPECT_THAT(parsed.problems, IsEmpty());
+  EXPECT_THAT(parsed.find("pcieval_bandwidth_gbps", {{"probe", "h2d_ce"}}), SizeIs(1));
+  EXPECT_THAT(parsed.find("pcieval_probe_status", {{"probe", "h2d_ce"}}), SizeIs(3));
+}
+
+TEST_F(PrometheusProbesTest, ProbeKeysAndSubjectsAreEscaped) {
+  results_.evidence.probes[0].key = testing::kHostileSubject;
+  results_.evidence.measurements[0].subject = testing::kHostileSubject;
+  const std::string text = render_prometheus(results_, std::nullopt, std::nullopt);
+  const PromExposition parsed = parse_exposition(text);
+  EXPECT_THAT(parsed.problems, IsEmpty()) << text;
+  const std::string repaired = "dev \"q\" back\\slash\nline \x1b \xef\xbf\xbd caf\xc3\xa9";
+  EXPECT_THAT(parsed.find("pcieval_probe_status", {{"probe", repaired}, {"status", "failed"}}), SizeIs(1));
+  EXPECT_THAT(parsed.find("pcieval_bandwidth_gbps", {{"subject", repaired}}), SizeIs(1));
 }
 
 TEST(PrometheusTest, OverallHasAllThreeResultsWithOneSet) {

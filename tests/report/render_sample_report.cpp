@@ -1,5 +1,7 @@
 // Prints a renderer's output for the hand-built sample results, for the
-// tests that hand it to a real consumer (node_exporter, an XML parser):
+// tests that hand it to a real consumer (node_exporter, an XML parser). The
+// plain modes render the sample with its probe evidence (measurements, a
+// failed and a skipped probe), so the consumers see every family and suite:
 //   render_sample_report prom|prom-hostile|junit|junit-hostile
 // Exit 2 on any other argument.
 #include <cstdio>
@@ -25,11 +27,11 @@ int main(int argc, char** argv) {
   const std::string_view mode = argc == 2 ? argv[1] : "";
   std::string text;
   if (mode == "prom") {
-    text = render_prometheus(testing::hgx_spr_results(), kRunStart, kRunDuration);
+    text = render_prometheus(testing::hgx_spr_results_probed(), kRunStart, kRunDuration);
   } else if (mode == "prom-hostile") {
     text = render_prometheus(testing::hostile_results(), kRunStart, kRunDuration);
   } else if (mode == "junit") {
-    text = render_junit(testing::hgx_spr_results(), "pcieval", kRunStart);
+    text = render_junit(testing::hgx_spr_results_probed(), "pcieval", kRunStart);
   } else if (mode == "junit-hostile") {
     text = render_junit(testing::hostile_results(), "pcieval \"burn-in\" & <more>", kRunStart);
   } else {

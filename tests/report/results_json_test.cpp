@@ -35,8 +35,9 @@ TEST_F(ResultsJsonTest, TopLevelFieldsInSchemaOrder) {
   std::vector<std::string> keys;
   const auto ordered = nlohmann::ordered_json::parse(results_to_json(results_));
   for (const auto& [key, value] : ordered.items()) keys.push_back(key);
-  EXPECT_EQ(keys, (std::vector<std::string>{"schema_version", "tool", "host", "sources", "devices", "verdicts",
-                                            "overall", "summary", "notes"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"schema_version", "tool", "host", "sources", "devices", "probe_settings",
+                                            "probes", "measurements", "link_samples", "counters", "verdicts", "overall",
+                                            "summary", "notes"}));
   EXPECT_EQ(document_["schema_version"], kResultsSchemaVersion);
   EXPECT_EQ(document_["tool"], (Json{{"name", "pcieval"}, {"version", "0.1.0"}}));
   EXPECT_EQ(document_["host"], (Json{{"hostname", "hgx-b07"}, {"kernel", "5.15.0-126-generic"}}));
@@ -192,6 +193,109 @@ TEST_F(ResultsJsonTest, InvalidUtf8IsReplacedNotThrown) {
   std::string text;
   EXPECT_NO_THROW(text = results_to_json(results_));
   EXPECT_EQ(parse(text)["host"]["hostname"], "node\xEF\xBF\xBD");
+}
+
+TEST_F(ResultsJsonTest, WithoutProbesTheEngineFieldsAreNullAndEmpty) {
+  EXPECT_TRUE(document_["probe_settings"].is_null());
+  for (const char* key : {"probes", "measurements", "link_samples", "counters"}) {
+    EXPECT_EQ(document_[key], Json::array()) << key;
+  }
+  for (const Json& d : document_["devices"]) EXPECT_TRUE(d.at("nvml").is_null()) << d["bdf"];
+}
+
+class ProbeEvidenceJsonTest : public ::testing::Test {
+ protected:
+  Results results_ = testing::hgx_spr_results_probed();
+  Json document_ = parse(results_to_json(results_));
+};
+
+TEST_F(ProbeEvidenceJsonTest, SettingsAndProbes) {
+  EXPECT_EQ(document_["probe_settings"],
+            (Json{{"mode", "full"}, {"size_bytes", 268435456}, {"warmup_trials", 1}, {"trials", 5}}));
+  const Json& probes = document_["probes"];
+  ASSERT_EQ(probes.size(), 4u);
+  EXPECT_EQ(probes[0],
+            (Json{{"key", "h2d_ce"},
+                  {"status", "failed"},
+                  {"reason", "GPU 0000:ca:00.0: cudaSetDevice: all CUDA-capable devices are busy or unavailable"},
+                  {"warnings", Json::array()},
+                  {"duration_s", 1.75}}));
+  EXPECT_EQ(probes[1]["status"], "ran");
+  EXPECT_EQ(probes[1]["reason"], "");
+  EXPECT_EQ(probes[2]["status"], "skipped");
+  EXPECT_TRUE(probes[2]["duration_s"].is_number());
+}
+
+TEST_F(ProbeEvidenceJsonTest, MeasurementKeepsEveryTrialBesideItsStatistics) {
+  std::vector<std::string> keys;
+  const auto ordered = nlohmann::ordered_json::parse(results_to_json(results_));
+  for (const auto& [key, value] : ordered["measurements"][0].items()) keys.push_back(key);
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"probe", "subject", "gpus", "direction", "method", "host_memory", "aggregation",
+                                      "size_bytes", "bytes_per_trial", "trials_gbps", "median_gbps", "min_gbps",
+                                      "max_gbps", "cv", "host_numa_node", "host_numa_local", "verified"}));
+  const Json& h2d = document_["measurements"][0];
+  EXPECT_EQ(h2d["probe"], "h2d_ce");
+  EXPECT_EQ(h2d["subject"], "0000:17:00.0");
+  EXPECT_EQ(h2d["gpus"], Json::array({"0000:17:00.0"}));
+  EXPECT_EQ(h2d["direction"], "h2d");
+  EXPECT_EQ(h2d["method"], "ce");
+  EXPECT_EQ(h2d["host_memory"], "pinned");
+  EXPECT_EQ(h2d["aggregation"], "alone");
+  EXPECT_EQ(h2d["size_bytes"], 268435456);
+  EXPECT_EQ(h2d["trials_gbps"], Json::array({27.58, 27.61, 27.63, 27.6, 27.62}));
+  EXPECT_EQ(h2d["median_gbps"], 27.61);
+  EXPECT_EQ(h2d["min_gbps"], 27.58);
+  EXPECT_EQ(h2d["max_gbps"], 27.63);
+  EXPECT_EQ(h2d["cv"].get<double>(), results_.evidence.measurements[0].stats.cv);
+  EXPECT_EQ(h2d["host_numa_node"], 0);
+  EXPECT_EQ(h2d["host_numa_local"], true);
+  EXPECT_EQ(h2d["verified"], true);
+
+  const Json& host = document_["measurements"][3];
+  EXPECT_EQ(host["subject"], "numa0");
+  EXPECT_EQ(host["gpus"], Json::array());
+  EXPECT_EQ(host["direction"], "h2h");
+  EXPECT_EQ(host["method"], "cpu");
+  EXPECT_EQ(host["aggregation"], "total_over_wall_time");
+  EXPECT_EQ(host["bytes_per_trial"], 268435456);
+  EXPECT_TRUE(host["host_numa_local"].is_null());
+}
+
+TEST_F(ProbeEvidenceJsonTest, LinkSamplesAreLinkStatesWithNullsForFailedReadings) {
+  const Json& samples = document_["link_samples"];
+  ASSERT_EQ(samples.size(), 5u);
+  EXPECT_EQ(samples[0], (Json{{"port", "0000:17:00.0"},
+                              {"source", "sysfs"},
+                              {"t_s", 0.25},
+                              {"under_load", true},
+                              {"generation", 5},
+                              {"speed_gts", 32.0},
+                              {"width", 8}}));
+  EXPECT_EQ(samples[2]["source"], "nvml");
+  EXPECT_TRUE(samples[4]["generation"].is_null());
+  EXPECT_TRUE(samples[4]["speed_gts"].is_null());
+  EXPECT_EQ(samples[4]["width"], 16);
+}
+
+TEST_F(ProbeEvidenceJsonTest, CountersAndNvml) {
+  EXPECT_EQ(document_["counters"][0],
+            (Json{{"device", "0000:17:00.0"}, {"counter", "aer_correctable"}, {"before", 56}, {"after", 58}}));
+  EXPECT_EQ(device(document_, "0000:17:00.0")["nvml"], (Json{{"current_generation", 5},
+                                                             {"max_generation", 5},
+                                                             {"gpu_max_generation", 5},
+                                                             {"current_width", 8},
+                                                             {"max_width", 16},
+                                                             {"replay_counter", 7},
+                                                             {"tx_kbps", 310},
+                                                             {"rx_kbps", 27105000},
+                                                             {"pstate", 0},
+                                                             {"under_load", true}}));
+  const Json& idle = device(document_, "0000:ca:00.0")["nvml"];
+  EXPECT_TRUE(idle["tx_kbps"].is_null());
+  EXPECT_EQ(idle["pstate"], 8);
+  EXPECT_EQ(idle["under_load"], false);
+  EXPECT_TRUE(device(document_, "0000:18:00.0")["nvml"].is_null());
 }
 
 TEST(DevicesJsonTest, SameDeviceObjectsAsTheResultsDocument) {

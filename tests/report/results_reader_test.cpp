@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -34,11 +35,28 @@ std::string rewrite(const std::string& text) {
 
 std::string example(const std::string& name) { return testing::read_text_file(testing::results_examples_dir() / name); }
 
-// Every document the tests break: the sample written once, and both examples.
+std::vector<std::string> example_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(testing::results_examples_dir())) {
+    if (entry.path().extension() == ".json") names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string version_1_0_document() {
+  return testing::read_text_file(testing::report_test_data_dir() / "pass-1gpu-l40s-genoa-1.0.0.json");
+}
+
+// Every document the tests break: the samples written once, every example,
+// and a 1.0.0 document.
 std::vector<std::pair<std::string, std::string>> documents() {
-  return {{"sample", results_to_json(testing::hgx_spr_results())},
-          {"pass-1gpu-l40s-genoa.json", example("pass-1gpu-l40s-genoa.json")},
-          {"fail-downgraded-h100-spr.json", example("fail-downgraded-h100-spr.json")}};
+  std::vector<std::pair<std::string, std::string>> documents = {
+      {"sample", results_to_json(testing::hgx_spr_results())},
+      {"probed sample", results_to_json(testing::hgx_spr_results_probed())},
+      {"1.0.0", version_1_0_document()}};
+  for (const std::string& name : example_names()) documents.emplace_back(name, example(name));
+  return documents;
 }
 
 // The error of reading `document` (the sample unless given), or "read".
@@ -71,8 +89,14 @@ TEST(ResultsReaderTest, EveryReadingUnknownRoundTrips) {
   EXPECT_EQ(rewrite(text), text);
 }
 
+TEST(ResultsReaderTest, ProbedSampleRoundTripsToTheSameText) {
+  const std::string text = results_to_json(testing::hgx_spr_results_probed());
+  EXPECT_EQ(rewrite(text), text);
+}
+
 TEST(ResultsReaderTest, ExamplesRoundTripAndKeepEveryValue) {
-  for (const std::string name : {"pass-1gpu-l40s-genoa.json", "fail-downgraded-h100-spr.json"}) {
+  ASSERT_GE(example_names().size(), 3u);
+  for (const std::string& name : example_names()) {
     const std::string original = example(name);
     const std::string once = rewrite(original);
     EXPECT_EQ(rewrite(once), once) << name;
@@ -117,6 +141,253 @@ TEST(ResultsReaderTest, RebuildsEvidenceVerdictsAndSummary) {
   EXPECT_EQ(got.overall, Overall::kFail);
   EXPECT_EQ(got.summary, want.summary);
   EXPECT_EQ(got.evidence.notes, want.evidence.notes);
+}
+
+// Every field of the probe evidence, doubles compared exactly: a verdict
+// judged again must rest on the very numbers the run measured.
+TEST(ResultsReaderTest, RebuildsProbeEvidenceExactly) {
+  const Results want = testing::hgx_spr_results_probed();
+  const auto read = results_from_json(results_to_json(want), "results.json");
+  ASSERT_TRUE(read) << read.error().message;
+  const Evidence& got = read->evidence;
+  const Evidence& expected = want.evidence;
+
+  ASSERT_TRUE(got.probe_settings.has_value());
+  EXPECT_EQ(got.probe_settings->mode, "full");
+  EXPECT_EQ(got.probe_settings->size_bytes, expected.probe_settings->size_bytes);
+  EXPECT_EQ(got.probe_settings->warmup_trials, 1);
+  EXPECT_EQ(got.probe_settings->trials, 5);
+
+  ASSERT_EQ(got.probes.size(), expected.probes.size());
+  for (std::size_t i = 0; i < got.probes.size(); ++i) {
+    EXPECT_EQ(got.probes[i].key, expected.probes[i].key) << i;
+    EXPECT_EQ(got.probes[i].status, expected.probes[i].status) << i;
+    EXPECT_EQ(got.probes[i].reason, expected.probes[i].reason) << i;
+    EXPECT_EQ(got.probes[i].warnings, expected.probes[i].warnings) << i;
+    EXPECT_EQ(got.probes[i].duration_s, expected.probes[i].duration_s) << i;
+  }
+
+  ASSERT_EQ(got.measurements.size(), expected.measurements.size());
+  for (std::size_t i = 0; i < got.measurements.size(); ++i) {
+    const Measurement& g = got.measurements[i];
+    const Measurement& e = expected.measurements[i];
+    EXPECT_EQ(g.probe, e.probe) << i;
+    EXPECT_EQ(g.subject, e.subject) << i;
+    EXPECT_EQ(g.gpus, e.gpus) << i;
+    EXPECT_EQ(g.direction, e.direction) << i;
+    EXPECT_EQ(g.method, e.method) << i;
+    EXPECT_EQ(g.host_memory, e.host_memory) << i;
+    EXPECT_EQ(g.aggregation, e.aggregation) << i;
+    EXPECT_EQ(g.size_bytes, e.size_bytes) << i;
+    EXPECT_EQ(g.bytes_per_trial, e.bytes_per_trial) << i;
+    EXPECT_EQ(g.trials_gbps, e.trials_gbps) << i;  // exact, not near
+    EXPECT_EQ(g.stats.median_gbps, e.stats.median_gbps) << i;
+    EXPECT_EQ(g.stats.min_gbps, e.stats.min_gbps) << i;
+    EXPECT_EQ(g.stats.max_gbps, e.stats.max_gbps) << i;
+    EXPECT_EQ(g.stats.cv, e.stats.cv) << i;
+    EXPECT_EQ(g.host_numa_node, e.host_numa_node) << i;
+    EXPECT_EQ(g.host_numa_local, e.host_numa_local) << i;
+    EXPECT_EQ(g.verified, e.verified) << i;
+  }
+
+  ASSERT_EQ(got.link_samples.size(), expected.link_samples.size());
+  for (std::size_t i = 0; i < got.link_samples.size(); ++i) {
+    const LinkSample& g = got.link_samples[i];
+    const LinkSample& e = expected.link_samples[i];
+    EXPECT_EQ(g.port, e.port) << i;
+    EXPECT_EQ(g.source, e.source) << i;
+    EXPECT_EQ(g.t_s, e.t_s) << i;
+    EXPECT_EQ(g.under_load, e.under_load) << i;
+    EXPECT_EQ(g.speed, e.speed) << i;
+    EXPECT_EQ(g.width, e.width) << i;
+  }
+
+  ASSERT_EQ(got.counters.size(), expected.counters.size());
+  for (std::size_t i = 0; i < got.counters.size(); ++i) {
+    EXPECT_EQ(got.counters[i].device, expected.counters[i].device) << i;
+    EXPECT_EQ(got.counters[i].counter, expected.counters[i].counter) << i;
+    EXPECT_EQ(got.counters[i].before, expected.counters[i].before) << i;
+    EXPECT_EQ(got.counters[i].after, expected.counters[i].after) << i;
+  }
+
+  ASSERT_EQ(got.devices.size(), expected.devices.size());
+  for (std::size_t i = 0; i < got.devices.size(); ++i) {
+    const std::optional<NvmlGpuLink>& g = got.devices[i].nvml;
+    const std::optional<NvmlGpuLink>& e = expected.devices[i].nvml;
+    ASSERT_EQ(g.has_value(), e.has_value()) << i;
+    if (!e) continue;
+    EXPECT_EQ(g->current_gen, e->current_gen);
+    EXPECT_EQ(g->max_gen, e->max_gen);
+    EXPECT_EQ(g->gpu_max_gen, e->gpu_max_gen);
+    EXPECT_EQ(g->current_width, e->current_width);
+    EXPECT_EQ(g->max_width, e->max_width);
+    EXPECT_EQ(g->replay_counter, e->replay_counter);
+    EXPECT_EQ(g->tx_kbps, e->tx_kbps);
+    EXPECT_EQ(g->rx_kbps, e->rx_kbps);
+    EXPECT_EQ(g->pstate, e->pstate);
+    EXPECT_EQ(g->under_load, e->under_load);
+  }
+}
+
+TEST(ResultsReaderTest, DoublesThatNeedEveryDigitRoundTripExactly) {
+  Results results = testing::hgx_spr_results_probed();
+  Measurement& m = results.evidence.measurements[0];
+  m.trials_gbps = {0.1 + 0.2, 1.0 / 3.0, 27.610000000000003, 5e-324, 1e150};
+  m.stats = summarize_trials(m.trials_gbps);
+  results.evidence.link_samples[0].t_s = 2.0 / 3.0;
+  results.evidence.probes[0].duration_s = 123456.789012345678;
+  const std::string text = results_to_json(results);
+  const auto read = results_from_json(text, "results.json");
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(read->evidence.measurements[0].trials_gbps, m.trials_gbps);
+  EXPECT_EQ(read->evidence.measurements[0].stats.cv, m.stats.cv);
+  EXPECT_EQ(read->evidence.link_samples[0].t_s, 2.0 / 3.0);
+  EXPECT_EQ(read->evidence.probes[0].duration_s, 123456.789012345678);
+  EXPECT_EQ(results_to_json(read.value()), text);
+}
+
+TEST(ResultsReaderTest, Version10DocumentIsReadAsNoProbesRan) {
+  const auto read = results_from_json(version_1_0_document(), "old.json");
+  ASSERT_TRUE(read) << read.error().message;
+  const Evidence& evidence = read->evidence;
+  EXPECT_FALSE(evidence.probe_settings.has_value());
+  EXPECT_TRUE(evidence.probes.empty());
+  EXPECT_TRUE(evidence.measurements.empty());
+  EXPECT_TRUE(evidence.link_samples.empty());
+  EXPECT_TRUE(evidence.counters.empty());
+  ASSERT_EQ(evidence.devices.size(), 2u);
+  for (const DeviceRecord& device : evidence.devices) EXPECT_FALSE(device.nvml.has_value());
+
+  // Written again, it is a current document with the same evidence, and the
+  // engine's fields null and empty.
+  const Json again = Json::parse(results_to_json(read.value()));
+  Json old = Json::parse(version_1_0_document());
+  EXPECT_EQ(again["schema_version"], kResultsSchemaVersion);
+  EXPECT_TRUE(again["probe_settings"].is_null());
+  EXPECT_EQ(again["measurements"], Json::array());
+  for (std::size_t i = 0; i < old["devices"].size(); ++i) old["devices"][i]["nvml"] = nullptr;
+  EXPECT_EQ(again["devices"], old["devices"]);
+  EXPECT_EQ(again["verdicts"], old["verdicts"]);
+  EXPECT_THAT(testing::schema_errors(again.dump()), ::testing::IsEmpty());
+}
+
+TEST(ResultsReaderTest, Version10DocumentMayCarryTheNewFields) {
+  Json document = Json::parse(results_to_json(testing::hgx_spr_results_probed()));
+  document["schema_version"] = "1.0.3";
+  const auto read = results_from_json(document.dump(), "results.json");
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(read->evidence.measurements.size(), 4u);
+}
+
+TEST(ResultsReaderTest, Version11DocumentMustCarryTheNewFields) {
+  const auto without = [](const Json::json_pointer& parent, const std::string& key) {
+    Json document = Json::parse(results_to_json(testing::hgx_spr_results_probed()));
+    document[parent].erase(key);
+    return error_of(document);
+  };
+  EXPECT_EQ(without(""_json_pointer, "measurements"), "results.json: /measurements: missing");
+  EXPECT_EQ(without(""_json_pointer, "probe_settings"), "results.json: /probe_settings: missing");
+  EXPECT_EQ(without(""_json_pointer, "counters"), "results.json: /counters: missing");
+  EXPECT_EQ(without("/devices/2"_json_pointer, "nvml"), "results.json: /devices/2/nvml: missing");
+  EXPECT_EQ(without("/measurements/1"_json_pointer, "verified"), "results.json: /measurements/1/verified: missing");
+  EXPECT_EQ(without("/link_samples/0"_json_pointer, "speed_gts"), "results.json: /link_samples/0/speed_gts: missing");
+}
+
+TEST(ResultsReaderTest, ProbeEvidenceProblemsAreNamedByPointer) {
+  const auto with = [](const Json::json_pointer& where, const Json& value) {
+    Json document = Json::parse(results_to_json(testing::hgx_spr_results_probed()));
+    document[where] = value;
+    return error_of(document);
+  };
+  // Unknown enum values, through the model's parsers.
+  EXPECT_EQ(with("/measurements/0/direction"_json_pointer, "sideways"),
+            "results.json: /measurements/0/direction: unknown value 'sideways'; expected one of h2d, d2h, h2h");
+  EXPECT_EQ(with("/measurements/0/method"_json_pointer, "dma"),
+            "results.json: /measurements/0/method: unknown value 'dma'; expected one of ce, sm, cpu");
+  EXPECT_EQ(with("/measurements/0/host_memory"_json_pointer, "Pinned"),
+            "results.json: /measurements/0/host_memory: unknown value 'Pinned'; expected one of pinned, pageable");
+  EXPECT_EQ(with("/measurements/3/aggregation"_json_pointer, "sum"),
+            "results.json: /measurements/3/aggregation: unknown value 'sum'; expected one of alone, with_reverse, "
+            "with_peers, total_over_wall_time");
+  EXPECT_EQ(with("/probes/1/status"_json_pointer, "ok"),
+            "results.json: /probes/1/status: unknown value 'ok'; expected one of ran, skipped, failed");
+  EXPECT_EQ(with("/link_samples/2/source"_json_pointer, "lspci"),
+            "results.json: /link_samples/2/source: unknown value 'lspci'; expected one of sysfs, nvml");
+  EXPECT_EQ(with("/probe_settings/mode"_json_pointer, "fast"),
+            "results.json: /probe_settings/mode: unknown value 'fast'; expected one of quick, full");
+  // A measurement no writer of pcieval produces.
+  EXPECT_EQ(with("/measurements/0/trials_gbps"_json_pointer, Json::array()),
+            "results.json: /measurements/0/trials_gbps: expected at least one trial, got none");
+  EXPECT_EQ(with("/measurements/0/median_gbps"_json_pointer, 30),
+            "results.json: /measurements/0/median_gbps: 30 is outside [min_gbps, max_gbps] = [27.58, 27.63]");
+  EXPECT_EQ(with("/measurements/0/max_gbps"_json_pointer, 27.6),
+            "results.json: /measurements/0/median_gbps: 27.61 is outside [min_gbps, max_gbps] = [27.58, 27.6]");
+  EXPECT_EQ(with("/measurements/0/size_bytes"_json_pointer, 0),
+            "results.json: /measurements/0/size_bytes: expected a count above 0");
+  // Wrong types.
+  EXPECT_EQ(with("/measurements/0/trials_gbps/2"_json_pointer, "27.6"),
+            "results.json: /measurements/0/trials_gbps/2: expected a number");
+  EXPECT_EQ(with("/measurements/0/cv"_json_pointer, -0.5),
+            "results.json: /measurements/0/cv: expected a number >= 0, got -0.5");
+  EXPECT_EQ(with("/measurements/0/host_numa_local"_json_pointer, "yes"),
+            "results.json: /measurements/0/host_numa_local: expected true, false or null");
+  EXPECT_EQ(with("/measurements/0/host_numa_node"_json_pointer, -1),
+            "results.json: /measurements/0/host_numa_node: -1 is out of range (0 to 2147483647)");
+  EXPECT_EQ(with("/measurements/0/gpus/0"_json_pointer, "gpu0"),
+            "results.json: /measurements/0/gpus/0: 'gpu0' is not a PCI address (domain:bus:device.function, such as "
+            "0000:17:00.0)");
+  EXPECT_EQ(with("/measurements/0/verified"_json_pointer, 1),
+            "results.json: /measurements/0/verified: expected true or false");
+  EXPECT_EQ(with("/measurements/0/subject"_json_pointer, ""),
+            "results.json: /measurements/0/subject: expected a subject, got an empty string");
+  EXPECT_EQ(with("/measurements"_json_pointer, Json::object()), "results.json: /measurements: expected an array");
+  EXPECT_EQ(with("/probes/0/warnings"_json_pointer, "none"), "results.json: /probes/0/warnings: expected an array");
+  EXPECT_EQ(with("/probes/0/duration_s"_json_pointer, nullptr),
+            "results.json: /probes/0/duration_s: expected a number");
+  EXPECT_EQ(with("/probe_settings/trials"_json_pointer, 0),
+            "results.json: /probe_settings/trials: 0 is out of range (1 to 2147483647)");
+  EXPECT_EQ(with("/probe_settings/warmup_trials"_json_pointer, nullptr),
+            "results.json: /probe_settings/warmup_trials: expected an integer");
+  EXPECT_EQ(with("/probe_settings"_json_pointer, "full"), "results.json: /probe_settings: expected an object or null");
+  EXPECT_EQ(with("/link_samples/0/generation"_json_pointer, 9),
+            "results.json: /link_samples/0/generation: 9 is out of range (1 to 7)");
+  EXPECT_EQ(with("/link_samples/0/speed_gts"_json_pointer, 16.0),
+            "results.json: /link_samples/0/speed_gts: 16 GT/s is not the rate of Gen5 (32 GT/s)");
+  EXPECT_EQ(with("/link_samples/0/port"_json_pointer, "17:00"),
+            "results.json: /link_samples/0/port: '17:00' is not a PCI address (domain:bus:device.function, such as "
+            "0000:17:00.0)");
+  EXPECT_EQ(with("/counters/0/before"_json_pointer, -1),
+            "results.json: /counters/0/before: expected a count (an integer >= 0)");
+  EXPECT_EQ(with("/devices/1/nvml/pstate"_json_pointer, 16),
+            "results.json: /devices/1/nvml/pstate: 16 is out of range (0 to 15)");
+  EXPECT_EQ(with("/devices/1/nvml/current_width"_json_pointer, "8x"),
+            "results.json: /devices/1/nvml/current_width: expected an integer or null");
+  EXPECT_EQ(with("/devices/1/nvml"_json_pointer, Json::array()),
+            "results.json: /devices/1/nvml: expected an object or null");
+}
+
+TEST(ResultsReaderTest, EveryEnumValueTheModelNamesIsRead) {
+  for (const Direction direction : {Direction::kHostToDevice, Direction::kDeviceToHost, Direction::kHostToHost}) {
+    for (const Aggregation aggregation :
+         {Aggregation::kAlone, Aggregation::kWithReverse, Aggregation::kWithPeers, Aggregation::kTotalOverWallTime}) {
+      Json document = Json::parse(results_to_json(testing::hgx_spr_results_probed()));
+      document["measurements"][0]["direction"] = to_string(direction);
+      document["measurements"][0]["aggregation"] = to_string(aggregation);
+      const auto read = results_from_json(document.dump(), "results.json");
+      ASSERT_TRUE(read) << read.error().message;
+      EXPECT_EQ(read->evidence.measurements[0].direction, direction);
+      EXPECT_EQ(read->evidence.measurements[0].aggregation, aggregation);
+    }
+  }
+  for (const CopyMethod method : {CopyMethod::kCopyEngine, CopyMethod::kSmKernel, CopyMethod::kCpuThreads}) {
+    Json document = Json::parse(results_to_json(testing::hgx_spr_results_probed()));
+    document["measurements"][0]["method"] = to_string(method);
+    document["measurements"][0]["host_memory"] = "pageable";
+    const auto read = results_from_json(document.dump(), "results.json");
+    ASSERT_TRUE(read) << read.error().message;
+    EXPECT_EQ(read->evidence.measurements[0].method, method);
+    EXPECT_EQ(read->evidence.measurements[0].host_memory, HostMemory::kPageable);
+  }
 }
 
 TEST(ResultsReaderTest, NullReadingsTakeTheirReasonFromTheUnknownList) {
@@ -177,8 +448,8 @@ TEST(ResultsReaderTest, OtherMajorVersionIsRefusedNamingIt) {
   Json document = sample();
   document["schema_version"] = "2.0.0";
   EXPECT_EQ(error_of(document),
-            "results.json: /schema_version: schema version 2.0.0 is not supported: this pcieval reads 1.x (it writes "
-            "1.0.0)");
+            "results.json: /schema_version: schema version 2.0.0 is not supported: this pcieval reads 1.x (it writes " +
+                std::string(kResultsSchemaVersion) + ")");
   document["schema_version"] = "0.9.1";
   EXPECT_THAT(error_of(document), HasSubstr("schema version 0.9.1 is not supported"));
   document["schema_version"] = "1.0";

@@ -4,10 +4,14 @@
 // idle H100 on socket 1, a Samsung PM1743 NVMe drive whose root port reports
 // "Unknown speed", and the BMC's ASPEED VGA (conventional PCI, no link).
 // results_schema/examples/fail-downgraded-h100-spr.json describes the same
-// node.
+// node. hgx_spr_results() has no probe evidence (a document as pcieval 0.1
+// wrote it, or --no-probes); hgx_spr_results_probed() adds what the
+// measurement engine would record on that node.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "model/pci_address.hpp"
 #include "model/results.hpp"
@@ -119,6 +123,89 @@ inline Results hgx_spr_results() {
   };
   results.overall = overall_of(results.verdicts);
   results.summary = "pcieval fail: 0000:17:00.0 link_downgraded (link_width_below_expected) +1 more";
+  return results;
+}
+
+inline Measurement make_measurement(const std::string& probe, const std::string& subject, Direction direction,
+                                    Aggregation aggregation, std::uint64_t size_bytes, std::vector<double> trials) {
+  Measurement measurement;
+  measurement.probe = probe;
+  measurement.subject = subject;
+  measurement.direction = direction;
+  measurement.aggregation = aggregation;
+  measurement.size_bytes = size_bytes;
+  measurement.bytes_per_trial = size_bytes;
+  measurement.trials_gbps = std::move(trials);
+  measurement.stats = summarize_trials(measurement.trials_gbps);
+  measurement.verified = true;
+  return measurement;
+}
+
+inline LinkSample make_sample(const std::string& port, SampleSource source, double t_s, bool under_load,
+                              std::optional<PcieGen> speed, std::optional<int> width) {
+  return LinkSample{bdf(port), source, t_s, under_load, speed, width};
+}
+
+inline constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+
+// The node of hgx_spr_results() after the probes ran (--full): the x8 GPU
+// measured at Gen5 x8 rates, the second GPU unusable (busy in exclusive
+// mode, so its copy probe failed and its link was only ever read idle),
+// no uplink shared by two GPUs, and the host ceiling of socket 0 measured.
+inline Results hgx_spr_results_probed() {
+  Results results = hgx_spr_results();
+  Evidence& evidence = results.evidence;
+  evidence.probe_settings = ProbeSettings{"full", 256 * kMiB, 1, 5};
+  evidence.probes = {
+      {"h2d_ce",
+       ProbeStatus::kFailed,
+       "GPU 0000:ca:00.0: cudaSetDevice: all CUDA-capable devices are busy or unavailable",
+       {},
+       1.75},
+      {"sweep_ce", ProbeStatus::kRan, "", {}, 4.5},
+      {"group_ce",
+       ProbeStatus::kSkipped,
+       "no switch or root port is shared by two or more GPUs: each GPU's uplink carries only its own traffic",
+       {},
+       0},
+      {"host_ceiling", ProbeStatus::kRan, "", {}, 0.625},
+  };
+
+  Measurement h2d = make_measurement("h2d_ce", "0000:17:00.0", Direction::kHostToDevice, Aggregation::kAlone,
+                                     256 * kMiB, {27.58, 27.61, 27.63, 27.6, 27.62});
+  h2d.gpus = {bdf("0000:17:00.0")};
+  h2d.host_numa_node = 0;
+  h2d.host_numa_local = true;
+  Measurement small = make_measurement("sweep_ce", "0000:17:00.0", Direction::kHostToDevice, Aggregation::kAlone, 4096,
+                                       {0.61, 0.62, 0.64});
+  small.gpus = h2d.gpus;
+  small.host_numa_node = 0;
+  small.host_numa_local = true;
+  Measurement large = small;
+  large.size_bytes = large.bytes_per_trial = kMiB;
+  large.trials_gbps = {22.4, 22.38, 22.45};
+  large.stats = summarize_trials(large.trials_gbps);
+  Measurement host = make_measurement("host_ceiling", "numa0", Direction::kHostToHost, Aggregation::kTotalOverWallTime,
+                                      256 * kMiB, {118.42, 117.9, 118.61});
+  host.method = CopyMethod::kCpuThreads;
+  host.host_numa_node = 0;
+  // The sweep's large point first: the table sorts a curve by size.
+  evidence.measurements = {h2d, large, small, host};
+
+  evidence.link_samples = {
+      make_sample("0000:17:00.0", SampleSource::kSysfs, 0.25, true, PcieGen::kGen5, 8),
+      make_sample("0000:16:10.0", SampleSource::kSysfs, 0.25, true, PcieGen::kGen5, 8),
+      make_sample("0000:17:00.0", SampleSource::kNvml, 0.5, true, PcieGen::kGen5, 8),
+      make_sample("0000:ca:00.0", SampleSource::kSysfs, 0.75, false, PcieGen::kGen1, 16),
+      // A reading that failed: speed unknown, width still read.
+      make_sample("0000:c9:01.0", SampleSource::kSysfs, 0.75, false, std::nullopt, 16),
+  };
+  evidence.counters = {
+      {bdf("0000:17:00.0"), "aer_correctable", 56, 58},
+      {bdf("0000:17:00.0"), "nvml_replay", 7, 7},
+  };
+  evidence.devices[1].nvml = NvmlGpuLink{5, 5, 5, 8, 16, 7, 310, 27105000, 0, true};
+  evidence.devices[4].nvml = NvmlGpuLink{1, 5, 5, 16, 16, 0, std::nullopt, std::nullopt, 8, false};
   return results;
 }
 

@@ -35,6 +35,11 @@ inline std::filesystem::path results_examples_dir() {
   return std::filesystem::path(PCIEVAL_SOURCE_DIR) / "results_schema" / "examples";
 }
 
+// Documents kept for the report tests only (a 1.0.0 document, for one).
+inline std::filesystem::path report_test_data_dir() {
+  return std::filesystem::path(PCIEVAL_SOURCE_DIR) / "tests" / "report" / "data";
+}
+
 inline std::string read_text_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream buffer;

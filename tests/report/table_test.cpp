@@ -4,7 +4,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <map>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "report/sample_results.hpp"
 
@@ -141,6 +145,180 @@ TEST(CheckTableEmptyTest, NoDevicesSaysSo) {
   EXPECT_EQ(cells_of(lines[0]).size(), 6u);
   EXPECT_EQ(lines[1], "(no PCIe devices found)");
   EXPECT_EQ(lines[3], results.summary);
+}
+
+// The measurement engine's sections, on the sample node after its probes ran.
+class ProbeSectionsTest : public ::testing::Test {
+ protected:
+  Results results_ = testing::hgx_spr_results_probed();
+  std::vector<BandwidthBudget> budgets_ = {{"0000:17:00.0", Direction::kHostToDevice, "Gen5 x16", 57.61}};
+  std::string table_ = render_check_table(results_, budgets_);
+  std::vector<std::string> lines_ = lines_of(table_);
+
+  // The line index of the first line that starts with `start`, or -1.
+  [[nodiscard]] int index_of(const std::string& start) const {
+    for (std::size_t i = 0; i < lines_.size(); ++i) {
+      if (lines_[i].rfind(start, 0) == 0) return static_cast<int>(i);
+    }
+    return -1;
+  }
+};
+
+TEST_F(ProbeSectionsTest, GoldenTextBetweenTheDeviceTableAndTheVerdicts) {
+  const std::string expected =
+      "\n"
+      "PROBE         SUBJECT       DIR     SIZE  MEDIAN GB/s     MIN     MAX  CV %  HOST NUMA  BUDGET\n"
+      "h2d_ce        0000:17:00.0  h2d  256 MiB        27.61   27.58   27.63   0.1  0 local    57.6 (Gen5 x16)\n"
+      "host_ceiling  numa0         h2h  256 MiB       118.42  117.90  118.61   0.3  0\n"
+      "\n"
+      "SIZE SWEEP (sweep_ce, median GB/s by copy size)\n"
+      "0000:17:00.0 h2d: 4 KiB 0.62, 1 MiB 22.40\n"
+      "\n"
+      "probe h2d_ce failed: GPU 0000:ca:00.0: cudaSetDevice: all CUDA-capable devices are busy or unavailable\n"
+      "probe group_ce skipped: no switch or root port is shared by two or more GPUs: each GPU's uplink carries "
+      "only its own traffic\n"
+      "probes: 2 ran, 1 skipped, 1 failed\n"
+      "\n"
+      "0000:17:00.0: link_downgraded ";
+  const std::string devices = render_check_table(testing::hgx_spr_results());
+  const std::size_t end_of_devices = devices.find("\n\n") + 1;
+  // The device table is unchanged, and the new sections follow it.
+  EXPECT_EQ(table_.substr(0, end_of_devices), devices.substr(0, end_of_devices));
+  EXPECT_EQ(table_.substr(end_of_devices, expected.size()), expected);
+  EXPECT_EQ(lines_.back(), results_.summary);
+}
+
+TEST_F(ProbeSectionsTest, WithoutProbesTheTableIsAsBefore) {
+  Results plain = results_;
+  plain.evidence.probes.clear();
+  plain.evidence.measurements.clear();
+  plain.evidence.probe_settings.reset();
+  // Link samples, counters and NVML readings are not shown in the table.
+  EXPECT_EQ(render_check_table(plain, budgets_), render_check_table(testing::hgx_spr_results()));
+  EXPECT_THAT(render_check_table(plain), Not(HasSubstr("PROBE")));
+  EXPECT_THAT(render_check_table(plain), Not(HasSubstr("probes:")));
+}
+
+TEST_F(ProbeSectionsTest, MeasurementRowsHaveEveryColumn) {
+  const int header = index_of("PROBE ");
+  ASSERT_GE(header, 0);
+  EXPECT_EQ(cells_of(lines_[header]), (std::vector<std::string>{"PROBE", "SUBJECT", "DIR", "SIZE", "MEDIAN GB/s", "MIN",
+                                                                "MAX", "CV %", "HOST NUMA", "BUDGET"}));
+  EXPECT_EQ(cells_of(lines_[header + 1]),
+            (std::vector<std::string>{"h2d_ce", "0000:17:00.0", "h2d", "256 MiB", "27.61", "27.58", "27.63", "0.1",
+                                      "0 local", "57.6 (Gen5 x16)"}));
+  // The sweep's points are not rows.
+  EXPECT_EQ(index_of("sweep_ce "), -1);
+}
+
+TEST_F(ProbeSectionsTest, BudgetOnlyForAPerGpuRowOfTheSameSubjectAndDirection) {
+  const auto budget_of = [this](const Measurement& measurement, const std::vector<BandwidthBudget>& budgets) {
+    Results results = results_;
+    results.evidence.measurements = {measurement};
+    const std::vector<std::string> lines = lines_of(render_check_table(results, budgets));
+    for (std::size_t i = 0; i + 1 < lines.size(); ++i) {
+      if (lines[i].rfind("PROBE ", 0) == 0) {
+        const auto cells = cells_of(lines[i + 1]);
+        return cells.size() == 10 ? cells.back() : std::string("(blank)");
+      }
+    }
+    return std::string("(no table)");
+  };
+  Measurement m = results_.evidence.measurements[0];
+  EXPECT_EQ(budget_of(m, budgets_), "57.6 (Gen5 x16)");
+  EXPECT_EQ(budget_of(m, {}), "(blank)");
+  for (const Aggregation aggregation : {Aggregation::kWithPeers, Aggregation::kWithReverse}) {
+    m.aggregation = aggregation;
+    EXPECT_EQ(budget_of(m, budgets_), "57.6 (Gen5 x16)") << to_string(aggregation);
+  }
+  // A group's total over wall time is not one link's number.
+  m.aggregation = Aggregation::kTotalOverWallTime;
+  EXPECT_EQ(budget_of(m, budgets_), "(blank)");
+  m.aggregation = Aggregation::kAlone;
+  m.direction = Direction::kDeviceToHost;
+  EXPECT_EQ(budget_of(m, budgets_), "(blank)");
+  EXPECT_EQ(budget_of(m, {{"0000:17:00.0", Direction::kDeviceToHost, "Gen5 x8", 28.806}}), "28.8 (Gen5 x8)");
+  m.subject = "0000:ca:00.0";
+  EXPECT_EQ(budget_of(m, {{"0000:17:00.0", Direction::kDeviceToHost, "Gen5 x8", 28.806}}), "(blank)");
+}
+
+TEST_F(ProbeSectionsTest, HumanSizesAndNumaPlacement) {
+  Results results = results_;
+  Measurement m = results.evidence.measurements[0];
+  results.evidence.measurements.clear();
+  const std::vector<std::pair<std::uint64_t, std::string>> sizes = {
+      {512, "512 B"}, {4096, "4 KiB"}, {1536, "1.5 KiB"}, {std::uint64_t{1} << 30, "1 GiB"}, {32000000, "30.5 MiB"}};
+  for (const auto& [bytes, text] : sizes) {
+    m.size_bytes = bytes;
+    m.subject = text;
+    results.evidence.measurements.push_back(m);
+  }
+  m.host_numa_local = false;
+  m.host_numa_node = 1;
+  m.subject = "remote";
+  results.evidence.measurements.push_back(m);
+  m.host_numa_local.reset();
+  m.host_numa_node.reset();
+  m.subject = "unrecorded";
+  results.evidence.measurements.push_back(m);
+  // Rows by subject (the second cell).
+  std::map<std::string, std::vector<std::string>> rows;
+  for (const auto& line : lines_of(render_check_table(results))) {
+    const auto cells = cells_of(line);
+    if (cells.size() >= 9 && cells[0] == "h2d_ce") rows[cells[1]] = cells;
+  }
+  for (const auto& [bytes, text] : sizes) {
+    ASSERT_EQ(rows.count(text), 1u) << text;
+    EXPECT_EQ(rows[text][3], text);
+  }
+  EXPECT_EQ(rows["remote"][8], "1 remote");
+  EXPECT_EQ(rows["unrecorded"][8], "-");
+}
+
+TEST_F(ProbeSectionsTest, SweepCurvesAreOneLinePerSubjectAndDirectionSmallestFirst) {
+  Results results = results_;
+  Measurement d2h = results.evidence.measurements[1];
+  d2h.direction = Direction::kDeviceToHost;
+  d2h.size_bytes = std::uint64_t{1} << 30;
+  results.evidence.measurements.push_back(d2h);
+  Measurement pageable = d2h;
+  pageable.host_memory = HostMemory::kPageable;
+  results.evidence.measurements.push_back(pageable);
+  const std::string table = render_check_table(results);
+  EXPECT_THAT(table, HasSubstr("SIZE SWEEP (sweep_ce, median GB/s by copy size)\n"
+                               "0000:17:00.0 h2d: 4 KiB 0.62, 1 MiB 22.40\n"
+                               "0000:17:00.0 d2h: 1 GiB 22.40\n"
+                               "0000:17:00.0 d2h pageable: 1 GiB 22.40\n\n"));
+}
+
+TEST_F(ProbeSectionsTest, ProbesThatDidNotRunOrWarnedAreListedThenCounted) {
+  Results results = results_;
+  results.evidence.probes[1].warnings = {"latch on 0000:17:00.0 timed out after 5 s"};
+  results.evidence.probes[0].warnings = {"retried once"};
+  results.evidence.probes.push_back({"d2h_ce", ProbeStatus::kFailed, "", {}, 0.5});
+  const std::string table = render_check_table(results);
+  EXPECT_THAT(table,
+              HasSubstr("\nprobe h2d_ce failed: GPU 0000:ca:00.0: cudaSetDevice: all CUDA-capable devices are busy "
+                        "or unavailable\n  warning: retried once\n"
+                        "probe sweep_ce ran with warnings\n"
+                        "  warning: latch on 0000:17:00.0 timed out after 5 s\n"
+                        "probe group_ce skipped: no switch or root port is shared"));
+  EXPECT_THAT(table, HasSubstr("\nprobe d2h_ce failed\nprobes: 2 ran, 1 skipped, 2 failed\n"));
+  EXPECT_THAT(table, Not(HasSubstr("probe host_ceiling")));
+}
+
+TEST_F(ProbeSectionsTest, EveryProbeRanGivesTheCountAlone) {
+  Results results = results_;
+  for (ProbeRun& probe : results.evidence.probes) {
+    probe.status = ProbeStatus::kRan;
+    probe.reason.clear();
+  }
+  EXPECT_THAT(render_check_table(results), HasSubstr("\n\nprobes: 4 ran, 0 skipped, 0 failed\n\n"));
+}
+
+TEST_F(ProbeSectionsTest, NoTrailingSpacesAndAsciiOnly) {
+  for (const auto& line : lines_) EXPECT_EQ(line.find_last_not_of(' ') + 1, line.size()) << line;
+  for (const unsigned char c : table_) EXPECT_LT(c, 0x80) << "non-ASCII byte";
 }
 
 }  // namespace
