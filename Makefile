@@ -34,12 +34,13 @@ test: build
 bench: build
 	@scripts/install-deps.sh --bench
 	bench/check_vs_lstopo.sh -b $(BUILD_DIR)
+	bench/host_ceiling_vs_memcpy.sh -b $(BUILD_DIR)
 
 format:
 	git ls-files '*.cpp' '*.hpp' | xargs clang-format -i
 
 tidy: build
-	git ls-files 'model/*.cpp' 'topology/*.cpp' 'validate/*.cpp' 'ingest/*.cpp' 'report/*.cpp' 'app/*.cpp' | \
+	git ls-files 'model/*.cpp' 'topology/*.cpp' 'bench/*.cpp' 'validate/*.cpp' 'ingest/*.cpp' 'report/*.cpp' 'app/*.cpp' | \
 	  xargs clang-tidy -p $(BUILD_DIR) --quiet
 
 clean:

@@ -11,7 +11,9 @@
 #include "report/results_json.hpp"
 #include "report/table.hpp"
 #include "topology/discover.hpp"
+#include "validate/budget.hpp"
 #include "validate/link_rules.hpp"
+#include "validate/probe_rules.hpp"
 
 namespace pcieval::app {
 namespace {
@@ -26,6 +28,31 @@ int exit_code_of(Overall overall) {
       return kExitInconclusive;
   }
   return kExitInconclusive;
+}
+
+// The link budget each per-GPU measurement is shown beside: the budget, in the
+// measurement's direction, of the state the GPU's whole path should train to.
+// Group and host measurements have none.
+std::vector<BandwidthBudget> budgets_of(const Evidence& evidence) {
+  std::vector<BandwidthBudget> budgets;
+  for (const Measurement& m : evidence.measurements) {
+    if (m.gpus.size() != 1 || m.aggregation == Aggregation::kTotalOverWallTime) continue;
+    const auto already = std::find_if(budgets.begin(), budgets.end(), [&](const BandwidthBudget& b) {
+      return b.subject == m.subject && b.direction == m.direction;
+    });
+    if (already != budgets.end()) continue;
+    const auto device = std::find_if(evidence.devices.begin(), evidence.devices.end(),
+                                     [&](const DeviceRecord& d) { return d.function.bdf == m.gpus.front(); });
+    if (device == evidence.devices.end()) continue;
+    const auto state = path_expected_state(device->path);
+    if (!state) continue;
+    const auto budget = link_budget(state.value());
+    if (!budget) continue;
+    const auto gbps = direction_budget_gbps(budget.value(), m.direction);
+    if (!gbps) continue;
+    budgets.push_back(BandwidthBudget{m.subject, m.direction, to_string(state.value()), gbps.value()});
+  }
+  return budgets;
 }
 
 }  // namespace
@@ -48,12 +75,25 @@ int run_check(const CheckOptions& options) {
 
   Results results;
   results.evidence = std::move(evidence).value();
-  const bool any_gpu = std::any_of(results.evidence.devices.begin(), results.evidence.devices.end(),
+  Evidence& found = results.evidence;
+  const bool any_gpu = std::any_of(found.devices.begin(), found.devices.end(),
                                    [](const DeviceRecord& d) { return d.function.kind == DeviceKind::kGpu; });
-  results.evidence.notes.push_back(
-      any_gpu ? "GPU links were read without load (no load probes in this version): an idle GPU's lower link speed "
-                "is inconclusive, not a downgrade"
-              : "no NVIDIA GPU found: GPU probes skipped; judged the host's PCIe links only");
+  // Probes measure the machine this runs on, so they never run against a tree
+  // read from elsewhere: the numbers would be pinned to the wrong links.
+  const bool this_machine = options.sources.sysfs_root == "/sys" && !options.sources.topology_xml;
+  if (!options.probes.enabled) {
+    found.notes.push_back("probes not run (--no-probes): links judged as read");
+  } else if (!this_machine) {
+    found.notes.push_back("probes not run: the PCI tree was read from --sysfs-root/--topology-xml, not this machine");
+  } else {
+    measure(found, options.probes);
+  }
+  if (!any_gpu) {
+    found.notes.push_back("no NVIDIA GPU found: GPU probes skipped; judged the host's PCIe links only");
+  } else if (found.link_samples.empty()) {
+    found.notes.push_back(
+        "GPU links were read without load: an idle GPU's lower link speed is inconclusive, not a downgrade");
+  }
 
   return judge_and_report(std::move(results), options.judge);
 }
@@ -64,13 +104,14 @@ int judge_and_report(Results results, const JudgeOptions& options) {
   LinkRuleOptions rules;
   rules.expected_gpus = options.expected_gpus;
   results.verdicts = judge_links(results.evidence, rules);
+  for (Verdict& verdict : judge_probes(results.evidence)) results.verdicts.push_back(std::move(verdict));
   results.overall = overall_of(results.verdicts);
   results.summary = summarize(results.verdicts, results.evidence);
 
   const bool json_to_stdout = options.output_path && *options.output_path == "-";
   if (!options.quiet && !json_to_stdout) {
     for (const auto& note : results.evidence.notes) std::cout << "note: " << note << "\n";
-    std::cout << render_check_table(results);
+    std::cout << render_check_table(results, budgets_of(results.evidence));
   }
   // Every requested output is attempted even when one fails, so a full disk
   // for the JSON does not also cost the metrics; any failure is exit 2.

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/probe.hpp"
 #include "model/results.hpp"
 #include "topology/discover.hpp"
 
@@ -37,9 +38,16 @@ struct JudgeOptions {
   std::chrono::system_clock::time_point started = std::chrono::system_clock::now();
 };
 
+// Which probes check runs (--quick, --full, --no-probes).
+struct ProbeOptions {
+  bool enabled = true;
+  RunConfig config;  // mode quick unless --full
+};
+
 struct CheckOptions {
   SourceOptions sources;
   JudgeOptions judge;
+  ProbeOptions probes;
 };
 
 struct ValidateOptions {
@@ -61,6 +69,15 @@ struct TopoOptions {
 [[nodiscard]] DiscoveryOptions discovery_options(const SourceOptions& sources);
 
 [[nodiscard]] int run_check(const CheckOptions& options);
+// `check --list-probes`: every probe's key, the modes that run it, and its
+// description. Always 0.
+[[nodiscard]] int run_list_probes();
+
+// The measure stage (measure.cpp): runs the probes the options select on this
+// machine, sampling the links of every GPU path meanwhile, and adds the probe
+// runs, measurements, link samples, counters and NVML readings to `evidence`.
+// What could not be used (NVML, hwloc) becomes a note; nothing here fails.
+void measure(Evidence& evidence, const ProbeOptions& options);
 [[nodiscard]] int run_topo(const TopoOptions& options);
 [[nodiscard]] int run_validate(const ValidateOptions& options);
 [[nodiscard]] int run_diagnose(const DiagnoseOptions& options);

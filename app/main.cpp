@@ -44,6 +44,19 @@ int run(int argc, char** argv) {
       "check", "Judge every PCIe device's path up to its root port; exit 0 pass, 1 fail, 2 usage, 3 inconclusive");
   add_source_flags(*check_cmd, check.sources);
   add_judge_flags(*check_cmd, check.judge);
+  bool quick = false;
+  bool full = false;
+  bool no_probes = false;
+  bool list_probes = false;
+  CLI::Option* quick_flag =
+      check_cmd->add_flag("--quick", quick, "Run the probes at the verdict size only (the default; well under 30 s)");
+  CLI::Option* full_flag = check_cmd->add_flag(
+      "--full", full, "Also run the 4 KiB..1 GiB size sweep and the remote-NUMA probe (takes minutes)");
+  CLI::Option* no_probes_flag = check_cmd->add_flag(
+      "--no-probes", no_probes, "Read and judge the links only; copy nothing (for nodes running jobs)");
+  quick_flag->excludes(full_flag)->excludes(no_probes_flag);
+  full_flag->excludes(no_probes_flag);
+  check_cmd->add_flag("--list-probes", list_probes, "List every probe with what it measures, then exit");
 
   pcieval::app::TopoOptions topo;
   CLI::App* topo_cmd =
@@ -82,7 +95,12 @@ int run(int argc, char** argv) {
     return kExitUsage;
   }
 
-  if (check_cmd->parsed()) return pcieval::app::run_check(check);
+  if (check_cmd->parsed()) {
+    if (list_probes) return pcieval::app::run_list_probes();
+    check.probes.enabled = !no_probes;
+    if (full) check.probes.config.mode = pcieval::ProbeMode::kFull;
+    return pcieval::app::run_check(check);
+  }
   if (validate_cmd->parsed()) return pcieval::app::run_validate(validate);
   if (diagnose_cmd->parsed()) return pcieval::app::run_diagnose(diagnose);
   return pcieval::app::run_topo(topo);

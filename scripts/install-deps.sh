@@ -11,6 +11,7 @@ packages=(
   nlohmann-json3-dev    # results document
   libcli11-dev          # command line
   libgtest-dev libgmock-dev libvalijson-dev  # tests, schema validation
+  libbenchmark-dev      # Google Benchmark suites in bench/micro
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(hwloc-nox)  # lstopo-no-graphics, the reference in bench/

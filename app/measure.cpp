@@ -1,0 +1,104 @@
+// The measure stage of `pcieval check`: runs the probe registry on this
+// machine while sampling every GPU path's link state, and adds what it saw to
+// the evidence. Only app/ wires topology/ (NVML, sampler, counters) and
+// bench/ (the probes) together.
+#include <algorithm>
+#include <optional>
+#include <string>
+
+#include "app/commands.hpp"
+#include "bench/probe.hpp"
+#include "topology/error_counters.hpp"
+#include "topology/hwloc_locality.hpp"
+#include "topology/link_sampler.hpp"
+#include "topology/nvml.hpp"
+
+namespace pcieval::app {
+namespace {
+
+bool has_gpu(const Evidence& evidence) {
+  return std::any_of(evidence.devices.begin(), evidence.devices.end(),
+                     [](const DeviceRecord& d) { return d.function.kind == DeviceKind::kGpu; });
+}
+
+}  // namespace
+
+void measure(Evidence& evidence, const ProbeOptions& options) {
+  const RunConfig& config = options.config;
+  evidence.probe_settings =
+      ProbeSettings{std::string(to_string(config.mode)), config.size_bytes, config.warmup_trials, config.trials};
+
+  // The live topology binds host buffers and threads; the one discovery used
+  // may be gone (it is not kept), and loading it costs milliseconds.
+  std::optional<HwlocTopology> topology;
+  if (auto loaded = HwlocTopology::load_live()) {
+    topology.emplace(std::move(loaded).value());
+  } else {
+    evidence.notes.push_back("hwloc could not load this machine (" + loaded.error().message +
+                             "): probes that bind host memory to a NUMA node are skipped");
+  }
+
+  const bool gpus = has_gpu(evidence);
+  std::optional<NvmlLibrary> nvml;
+  if (gpus) {
+    if (auto loaded = NvmlLibrary::load()) {
+      nvml.emplace(std::move(loaded).value());
+    } else {
+      evidence.notes.push_back("NVML unavailable (" + loaded.error().message +
+                               "): GPU links are sampled through sysfs only, without replay counters");
+    }
+  }
+  std::optional<NvmlReader> reader;
+  if (nvml) reader.emplace(*nvml);
+  const NvmlReader* nvml_reader = reader ? &*reader : nullptr;
+
+  const std::vector<PciAddress> gpu_addresses = gpus_to_sample(evidence);
+  // Counters of every port a GPU's copies cross: a rise between the reads is
+  // a link that retried under this load. Every device's totals are already in
+  // the discovery evidence.
+  const std::vector<PciAddress> counted = ports_to_sample(evidence);
+  const auto counters_before = read_error_counters(evidence.sysfs_root, counted, nvml_reader, gpu_addresses);
+
+  LoadSignal load;
+  LinkSamplerOptions sampler_options;
+  sampler_options.sysfs_root = evidence.sysfs_root;
+  sampler_options.ports = ports_to_sample(evidence);
+  sampler_options.nvml_gpus = gpu_addresses;
+  sampler_options.nvml = nvml_reader;
+  sampler_options.under_load = [&load] { return load.active(); };
+  LinkSampler sampler(std::move(sampler_options));
+  if (gpus) {
+    if (auto started = sampler.start(); !started) {
+      evidence.notes.push_back("link sampling did not start: " + started.error().message);
+    }
+  }
+
+  const ProbeRegistry registry = make_probe_registry();
+  const ProbeContext context{evidence, config, topology ? &*topology : nullptr, &load};
+  EngineOutput output = run_probes(registry, context);
+
+  // evidence.gpus_under_load stays as discovery left it: the validator takes
+  // each GPU's loaded state from its own samples, so a GPU the sampler could
+  // not read is never judged as if it had been under load.
+  if (sampler.running()) evidence.link_samples = sampler.stop();
+  const auto counters_after = read_error_counters(evidence.sysfs_root, counted, nvml_reader, gpu_addresses);
+  evidence.counters = counter_deltas(counters_before, counters_after);
+  for (const auto& note : counters_after.notes) evidence.notes.push_back("error counters: " + note);
+
+  if (nvml_reader != nullptr) {
+    for (auto& device : evidence.devices) {
+      if (device.function.kind != DeviceKind::kGpu) continue;
+      std::vector<std::string> notes;
+      if (auto link = nvml_reader->read(device.function.bdf, &notes)) {
+        device.nvml = std::move(link).value();
+      } else {
+        device.notes.push_back("NVML: " + link.error().message);
+      }
+      for (auto& note : notes) device.notes.push_back("NVML: " + note);
+    }
+  }
+  evidence.probes = std::move(output.runs);
+  evidence.measurements = std::move(output.measurements);
+}
+
+}  // namespace pcieval::app

@@ -1,0 +1,99 @@
+// The measurement engine through the command line: --list-probes, the mode
+// flags, and a live check on the machine running the tests, whose host
+// ceiling probe runs for real and whose GPU probes skip with their reasons
+// when it has no usable GPU.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_runner.hpp"
+
+namespace pcieval::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+const char* const kGpuProbes[] = {"h2d_ce",      "d2h_ce",      "h2d_sm",   "d2h_sm",         "bidir_ce",
+                                  "pageable_ce", "all_gpus_ce", "group_ce", "remote_numa_ce", "sweep_ce"};
+
+TEST(ListProbes, NamesEveryProbeWithItsModesAndDescription) {
+  const auto run = run_pcieval("check --list-probes");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  for (const char* key : kGpuProbes) EXPECT_THAT(run.out, HasSubstr(std::string(key) + "  (")) << key;
+  EXPECT_THAT(run.out, HasSubstr("host_ceiling  (--quick and --full)\n"));
+  EXPECT_THAT(run.out, HasSubstr("sweep_ce  (--full only)\n"));
+  EXPECT_THAT(run.out, HasSubstr("remote_numa_ce  (--full only)\n"));
+  EXPECT_THAT(run.out, HasSubstr("h2d_ce  (--quick and --full)\n    "));
+}
+
+TEST(ProbeFlags, ModesExcludeEachOther) {
+  for (const char* flags : {"--quick --full", "--full --no-probes", "--quick --no-probes"}) {
+    const auto run = run_pcieval(std::string("check ") + flags);
+    EXPECT_EQ(run.exit_code, 2) << flags;
+    EXPECT_THAT(run.err, HasSubstr("excludes")) << flags;
+    EXPECT_EQ(line_count(run.err), 1) << run.err;
+  }
+}
+
+TEST(ProbeFlags, FixtureTreesAreNeverMeasured) {
+  const auto run = run_pcieval("check " + fixture_args("hgx_a100_8gpu_gen4") + " -o -");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  const auto doc = nlohmann::json::parse(run.out);
+  EXPECT_TRUE(doc["probes"].empty());
+  EXPECT_TRUE(doc["measurements"].empty());
+  EXPECT_THAT(doc["notes"].dump(), HasSubstr("probes not run: the PCI tree was read from --sysfs-root"));
+}
+
+using LiveCheck = ScratchDirTest;
+
+TEST_F(LiveCheck, NoProbesRecordsNothingAndSaysSo) {
+  const auto run = run_pcieval("check --no-probes -o " + shell_quote(path("r.json")));
+  EXPECT_NE(run.exit_code, 2) << run.err;
+  const auto doc = nlohmann::json::parse(slurp(path("r.json")));
+  EXPECT_TRUE(doc["probes"].empty());
+  EXPECT_TRUE(doc["probe_settings"].is_null());
+  EXPECT_THAT(doc["notes"].dump(), HasSubstr("probes not run (--no-probes)"));
+}
+
+TEST_F(LiveCheck, HostCeilingRunsAndGpuProbesSayWhyTheySkip) {
+  const auto run = run_pcieval("check -o " + shell_quote(path("r.json")));
+  // Whatever this machine's links say (exit 0, 1 or 3), the run completed.
+  EXPECT_NE(run.exit_code, 2) << run.err;
+  const auto doc = nlohmann::json::parse(slurp(path("r.json")));
+  EXPECT_EQ(doc["probe_settings"]["mode"], "quick");
+  EXPECT_EQ(doc["probe_settings"]["size_bytes"], 256u << 20);
+
+  std::map<std::string, nlohmann::json> probes;
+  for (const auto& probe : doc["probes"]) probes[probe["key"].get<std::string>()] = probe;
+  ASSERT_EQ(probes.count("host_ceiling"), 1u) << doc["probes"].dump();
+  EXPECT_EQ(probes["host_ceiling"]["status"], "ran") << probes["host_ceiling"].dump();
+  EXPECT_EQ(probes["sweep_ce"]["status"], "skipped");
+  EXPECT_EQ(probes["sweep_ce"]["reason"], "runs with --full only");
+  for (const char* key : kGpuProbes) {
+    ASSERT_EQ(probes.count(key), 1u) << key;
+    // On a GPU node these run; anywhere else each one says why it did not.
+    if (probes[key]["status"] == "skipped") EXPECT_FALSE(probes[key]["reason"].get<std::string>().empty()) << key;
+  }
+
+  int ceilings = 0;
+  for (const auto& m : doc["measurements"]) {
+    if (m["probe"] != "host_ceiling") continue;
+    ++ceilings;
+    EXPECT_EQ(m["direction"], "h2h");
+    EXPECT_EQ(m["aggregation"], "total_over_wall_time");
+    EXPECT_TRUE(m["verified"].get<bool>());
+    EXPECT_EQ(m["trials_gbps"].size(), 5u);
+    EXPECT_GT(m["median_gbps"].get<double>(), 0.0);
+  }
+  EXPECT_GE(ceilings, 1);
+  // The human table shows the measurement and the probe tally.
+  const auto table = run_pcieval("check");
+  EXPECT_THAT(table.out, HasSubstr("host_ceiling"));
+  EXPECT_THAT(table.out, HasSubstr("probes: "));
+  EXPECT_THAT(table.out, Not(HasSubstr("no load probes in this version")));
+}
+
+}  // namespace
+}  // namespace pcieval::testing
