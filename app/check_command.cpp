@@ -11,6 +11,7 @@
 #include "report/results_json.hpp"
 #include "report/table.hpp"
 #include "topology/discover.hpp"
+#include "validate/bandwidth_rules.hpp"
 #include "validate/budget.hpp"
 #include "validate/link_rules.hpp"
 #include "validate/probe_rules.hpp"
@@ -104,6 +105,7 @@ int judge_and_report(Results results, const JudgeOptions& options) {
   LinkRuleOptions rules;
   rules.expected_gpus = options.expected_gpus;
   results.verdicts = judge_links(results.evidence, rules);
+  for (Verdict& verdict : judge_bandwidth(results.evidence, {})) results.verdicts.push_back(std::move(verdict));
   for (Verdict& verdict : judge_probes(results.evidence)) results.verdicts.push_back(std::move(verdict));
   results.overall = overall_of(results.verdicts);
   results.summary = summarize(results.verdicts, results.evidence);

@@ -49,6 +49,12 @@ std::string_view to_string(ReasonCode code) {
       return "link_path_unknown";
     case ReasonCode::kProbeFailed:
       return "probe_failed";
+    case ReasonCode::kBandwidthAtBudget:
+      return "bandwidth_at_budget";
+    case ReasonCode::kBandwidthBelowBudget:
+      return "bandwidth_below_budget";
+    case ReasonCode::kBandwidthTooNoisy:
+      return "bandwidth_too_noisy";
   }
   return "link_state_unknown";
 }

@@ -36,6 +36,9 @@ enum class ReasonCode {
   kGpusMissing,                     // "gpus_missing"
   kLinkPathUnknown,                 // "link_path_unknown"
   kProbeFailed,                     // "probe_failed"
+  kBandwidthAtBudget,               // "bandwidth_at_budget"
+  kBandwidthBelowBudget,            // "bandwidth_below_budget"
+  kBandwidthTooNoisy,               // "bandwidth_too_noisy"
 };
 
 [[nodiscard]] std::string_view to_string(ReasonCode code);

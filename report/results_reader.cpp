@@ -31,7 +31,9 @@ constexpr std::array kCodes = {ReasonCode::kLinkAtExpectedState,    ReasonCode::
                                ReasonCode::kLinkWidthBelowExpected, ReasonCode::kLinkSpeedAndWidthBelowExpected,
                                ReasonCode::kGpuLinkSpeedIdle,       ReasonCode::kLinkStateUnknown,
                                ReasonCode::kLinkAboveCapability,    ReasonCode::kGpusMissing,
-                               ReasonCode::kLinkPathUnknown,        ReasonCode::kProbeFailed};
+                               ReasonCode::kLinkPathUnknown,        ReasonCode::kProbeFailed,
+                               ReasonCode::kBandwidthAtBudget,      ReasonCode::kBandwidthBelowBudget,
+                               ReasonCode::kBandwidthTooNoisy};
 constexpr std::array kOveralls = {Overall::kPass, Overall::kFail, Overall::kInconclusive};
 constexpr std::array kDirections = {Direction::kHostToDevice, Direction::kDeviceToHost, Direction::kHostToHost};
 constexpr std::array kMethods = {CopyMethod::kCopyEngine, CopyMethod::kSmKernel, CopyMethod::kCpuThreads};

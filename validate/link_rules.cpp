@@ -1,6 +1,7 @@
 #include "validate/link_rules.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include "model/pci_address.hpp"
 #include "validate/budget.hpp"
@@ -114,7 +115,10 @@ std::string remediation_for(ReasonCode code, const Link* link) {
       return "Capture the whole tree, not one device: `lspci -vvv` as root without -s, or run `pcieval check` on the "
              "node itself, so every port above " +
              device + " can be read.";
-    case ReasonCode::kProbeFailed:  // judged in probe_rules.cpp
+    case ReasonCode::kProbeFailed:        // judged in probe_rules.cpp
+    case ReasonCode::kBandwidthAtBudget:  // judged in bandwidth_rules.cpp
+    case ReasonCode::kBandwidthBelowBudget:
+    case ReasonCode::kBandwidthTooNoisy:
       return "";
     case ReasonCode::kGpusMissing:
       return "Compare `nvidia-smi -L` and `lspci -d 10de:` with the node's inventory; a GPU that fell off the bus "
@@ -298,7 +302,10 @@ std::string summarize(const std::vector<Verdict>& verdicts, const Evidence& evid
   };
   std::string line = "pcieval " + std::string(to_string(overall)) + ": ";
   if (overall == Overall::kPass) {
-    return line + std::to_string(verdicts.size()) + " devices at expected link state";
+    // A device can hold several verdicts (its links, its bandwidth): count it once.
+    std::set<std::string> subjects;
+    for (const Verdict& v : verdicts) subjects.insert(v.subject);
+    return line + std::to_string(subjects.size()) + " devices at expected link state";
   }
   const Verdict* first = pick();
   const auto same_outcome = std::count_if(verdicts.begin(), verdicts.end(), [&](const Verdict& v) {

@@ -46,6 +46,23 @@ TEST(ProbeFlags, FixtureTreesAreNeverMeasured) {
   EXPECT_THAT(doc["notes"].dump(), HasSubstr("probes not run: the PCI tree was read from --sysfs-root"));
 }
 
+TEST(BandwidthVerdicts, ValidateJudgesTheMeasurementsOfADocument) {
+  const std::string example =
+      std::string(PCIEVAL_SOURCE_DIR) + "/results_schema/examples/fail-downgraded-h100-spr.json";
+  const auto run = run_pcieval("validate " + shell_quote(example) + " -o -");
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  const auto doc = nlohmann::json::parse(run.out);
+  int low = 0;
+  for (const auto& verdict : doc["verdicts"]) {
+    if (verdict["code"] != "bandwidth_below_budget") continue;
+    ++low;
+    EXPECT_EQ(verdict["subject"], "0000:17:00.0");
+    EXPECT_EQ(verdict["status"], "bandwidth_low");
+    EXPECT_THAT(verdict["reason"].get<std::string>(), HasSubstr("it fits Gen4 x16 or Gen5 x8"));
+  }
+  EXPECT_EQ(low, 2);  // h2d_ce and d2h_ce
+}
+
 using LiveCheck = ScratchDirTest;
 
 TEST_F(LiveCheck, NoProbesRecordsNothingAndSaysSo) {

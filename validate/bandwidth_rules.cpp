@@ -1,0 +1,175 @@
+#include "validate/bandwidth_rules.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "validate/budget.hpp"
+#include "validate/link_rules.hpp"
+
+namespace pcieval {
+namespace {
+
+// The budget model leaves DLLP and SKP overhead uncharged (budget.hpp), so a
+// real link can sit a little above or below it; 3 % covers the rounding.
+constexpr double kOverBudgetSlack = 1.03;
+
+std::string gbps_text(double gbps) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.1f GB/s", gbps);
+  return buffer;
+}
+
+std::string percent_text(double fraction) {
+  return std::to_string(static_cast<int>(std::lround(fraction * 100))) + "%";
+}
+
+bool is_judged_measurement(const Measurement& m) {
+  return (m.probe == "h2d_ce" || m.probe == "d2h_ce") && m.aggregation == Aggregation::kAlone &&
+         m.host_memory == HostMemory::kPinned && m.gpus.size() == 1 && m.direction != Direction::kHostToHost;
+}
+
+Result<double> budget_of(const LinkState& state, Direction direction) {
+  auto budget = link_budget(state);
+  if (!budget) return budget.error();
+  return direction_budget_gbps(budget.value(), direction);
+}
+
+// The host ceiling measured on `node`, if the host_ceiling probe ran there.
+std::optional<double> host_ceiling_gbps(const Evidence& evidence, std::optional<int> node) {
+  if (!node) return std::nullopt;
+  for (const Measurement& m : evidence.measurements) {
+    if (m.probe == "host_ceiling" && m.host_numa_node == node) return m.stats.median_gbps;
+  }
+  return std::nullopt;
+}
+
+std::string join_states(const std::vector<LinkState>& states) {
+  std::string text;
+  for (std::size_t i = 0; i < states.size(); ++i) {
+    if (i > 0) text += i + 1 == states.size() ? " or " : ", ";
+    text += to_string(states[i]);
+  }
+  return text;
+}
+
+}  // namespace
+
+std::vector<LinkState> links_that_fit(double measured_gbps, Direction direction, const LinkState& ceiling,
+                                      double floor_fraction) {
+  struct Fit {
+    LinkState state;
+    double budget_gbps;
+  };
+  std::vector<Fit> fits;
+  for (int number = 1; number <= 6; ++number) {
+    const PcieGen gen = gen_from_number(number).value();
+    if (gen > ceiling.gen) continue;
+    for (int width : {16, 8, 4, 2, 1}) {
+      if (width > ceiling.width) continue;
+      const LinkState state{gen, width};
+      auto budget = budget_of(state, direction);
+      if (!budget) continue;
+      if (measured_gbps >= floor_fraction * budget.value() && measured_gbps <= kOverBudgetSlack * budget.value()) {
+        fits.push_back({state, budget.value()});
+      }
+    }
+  }
+  std::stable_sort(fits.begin(), fits.end(), [](const Fit& a, const Fit& b) { return a.budget_gbps > b.budget_gbps; });
+  std::vector<LinkState> states;
+  states.reserve(fits.size());
+  for (const Fit& fit : fits) states.push_back(fit.state);
+  return states;
+}
+
+std::vector<Verdict> judge_bandwidth(const Evidence& evidence, const BandwidthRuleOptions& options) {
+  std::vector<Verdict> verdicts;
+  const std::vector<Verdict> link_verdicts = judge_links(evidence, {});
+  for (const Measurement& m : evidence.measurements) {
+    if (!is_judged_measurement(m)) continue;
+    const auto device = std::find_if(evidence.devices.begin(), evidence.devices.end(),
+                                     [&](const DeviceRecord& d) { return d.function.bdf == m.gpus.front(); });
+    if (device == evidence.devices.end()) continue;
+    const auto expected = path_expected_state(device->path);
+    if (!expected) continue;
+    const auto budget = budget_of(expected.value(), m.direction);
+    if (!budget) continue;
+
+    Verdict verdict;
+    verdict.subject = to_string(m.gpus.front());
+    const double median = m.stats.median_gbps;
+    const double fraction = median / budget.value();
+    const std::string measured =
+        m.probe + " " + gbps_text(median) + " (median of " + std::to_string(m.trials_gbps.size()) + " trials)";
+    const std::string against = "the " + to_string(expected.value()) + " budget " + gbps_text(budget.value());
+
+    if (static_cast<int>(m.trials_gbps.size()) < options.min_trials || m.stats.cv > options.max_cv) {
+      verdict.status = VerdictStatus::kInconclusive;
+      verdict.code = ReasonCode::kBandwidthTooNoisy;
+      verdict.reason = measured + " cannot be judged: " +
+                       (static_cast<int>(m.trials_gbps.size()) < options.min_trials
+                            ? "fewer than " + std::to_string(options.min_trials) + " trials"
+                            : "trials spread " + percent_text(m.stats.cv) + " (CV), over the " +
+                                  percent_text(options.max_cv) + " allowed");
+      verdict.remediation =
+          "Run again on an idle node (no jobs, no other pcieval): other traffic on the link or the host's memory "
+          "makes the trials disagree; `nvidia-smi` shows processes on the GPU.";
+      verdicts.push_back(std::move(verdict));
+      continue;
+    }
+    if (fraction >= options.floor_fraction) {
+      verdict.status = VerdictStatus::kPass;
+      verdict.code = ReasonCode::kBandwidthAtBudget;
+      verdict.reason = measured;
+      verdict.reason += " is " + percent_text(fraction) + " of " + against;
+      verdicts.push_back(std::move(verdict));
+      continue;
+    }
+
+    verdict.status = VerdictStatus::kBandwidthLow;
+    verdict.code = ReasonCode::kBandwidthBelowBudget;
+    verdict.link = LinkRef{device->path.front().downstream, device->path.front().upstream};
+    verdict.reason = measured;
+    verdict.reason += " is " + percent_text(fraction) + " of " + against;
+    verdict.reason += ", below the " + percent_text(options.floor_fraction) + " floor";
+    const auto fits = links_that_fit(median, m.direction, expected.value(), options.floor_fraction);
+    verdict.reason += fits.empty()
+                          ? "; it fits no x16-or-narrower link up to " + to_string(expected.value())
+                          : "; it fits " + join_states(fits) + ", not the expected " + to_string(expected.value());
+
+    // Likely causes, from the rest of the evidence.
+    std::vector<std::string> causes;
+    for (const Verdict& link_verdict : link_verdicts) {
+      if (link_verdict.subject == verdict.subject && link_verdict.status == VerdictStatus::kLinkDowngraded) {
+        causes.push_back("the link registers show the downgrade too (" + std::string(to_string(link_verdict.code)) +
+                         ")");
+      }
+    }
+    if (m.host_numa_local == false) {
+      causes.push_back("the host buffer was on NUMA node " + std::to_string(m.host_numa_node.value_or(-1)) +
+                       ", not the GPU's");
+    }
+    if (const auto ceiling = host_ceiling_gbps(evidence, m.host_numa_node);
+        ceiling && *ceiling < options.floor_fraction * budget.value()) {
+      causes.push_back("host memory on that node feeds only " + gbps_text(*ceiling) + " (host_ceiling)");
+    }
+    if (causes.empty()) {
+      causes.push_back(
+          "the link registers read the expected state, so the loss is invisible to them: a link retraining "
+          "under load (riser, retimer, cable), a platform limit (BIOS PCIe or ASPM settings, IOMMU), or "
+          "another device's traffic on a shared uplink");
+    }
+    std::string cause_text;
+    for (const auto& cause : causes) cause_text += (cause_text.empty() ? "" : "; ") + cause;
+    verdict.reason += ". Likely cause: " + cause_text;
+    verdict.remediation =
+        "Compare with `lspci -vv -s " + to_string(device->path.front().upstream) +
+        "` LnkSta read during a copy and the AER counters; check the BIOS PCIe speed and ASPM settings; reseat " +
+        verdict.subject + " and its riser or cable; keep host buffers on the GPU's NUMA node (numactl, hwloc).";
+    verdicts.push_back(std::move(verdict));
+  }
+  return verdicts;
+}
+
+}  // namespace pcieval
