@@ -17,7 +17,6 @@
 #include "validate/probe_rules.hpp"
 
 namespace pcieval::app {
-namespace {
 
 int exit_code_of(Overall overall) {
   switch (overall) {
@@ -30,6 +29,8 @@ int exit_code_of(Overall overall) {
   }
   return kExitInconclusive;
 }
+
+namespace {
 
 // The link budget each per-GPU measurement is shown beside: the budget, in the
 // measurement's direction, of the state the GPU's whole path should train to.
@@ -99,16 +100,20 @@ int run_check(const CheckOptions& options) {
   return judge_and_report(std::move(results), options.judge);
 }
 
-int judge_and_report(Results results, const JudgeOptions& options) {
+void judge(Results& results, const std::optional<int>& expected_gpus) {
   // Whatever produced the evidence, this pcieval wrote the judgement.
   results.tool = ToolInfo{"pcieval", PCIEVAL_VERSION};
   LinkRuleOptions rules;
-  rules.expected_gpus = options.expected_gpus;
+  rules.expected_gpus = expected_gpus;
   results.verdicts = judge_links(results.evidence, rules);
   for (Verdict& verdict : judge_bandwidth(results.evidence, {})) results.verdicts.push_back(std::move(verdict));
   for (Verdict& verdict : judge_probes(results.evidence)) results.verdicts.push_back(std::move(verdict));
   results.overall = overall_of(results.verdicts);
   results.summary = summarize(results.verdicts, results.evidence);
+}
+
+int judge_and_report(Results results, const JudgeOptions& options) {
+  judge(results, options.expected_gpus);
 
   const bool json_to_stdout = options.output_path && *options.output_path == "-";
   if (!options.quiet && !json_to_stdout) {

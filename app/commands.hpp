@@ -89,6 +89,21 @@ void measure(Evidence& evidence, const ProbeOptions& options);
 // written).
 [[nodiscard]] int judge_and_report(Results results, const JudgeOptions& options);
 
+// Judges results.evidence with this pcieval's rules, replacing any verdicts,
+// overall and summary it carries, and stamps this pcieval as the tool.
+void judge(Results& results, const std::optional<int>& expected_gpus);
+
+[[nodiscard]] int exit_code_of(Overall overall);
+
+struct CompareOptions {
+  std::string before_path;
+  std::string after_path;
+};
+// `pcieval compare BEFORE AFTER`: exit 0 when AFTER passes and nothing got
+// worse, 1 when something got worse or AFTER fails, 3 when AFTER is
+// inconclusive and nothing got worse, 2 on unreadable input.
+[[nodiscard]] int run_compare(const CompareOptions& options);
+
 // "pcieval: error: <message>" on stderr, one line.
 void print_error(const std::string& message);
 

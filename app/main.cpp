@@ -81,6 +81,14 @@ int run(int argc, char** argv) {
       ->required();
   add_judge_flags(*diagnose_cmd, diagnose.judge);
 
+  pcieval::app::CompareOptions compare;
+  CLI::App* compare_cmd = cli.add_subcommand(
+      "compare",
+      "Compare two results documents of one node (before and after a fix); exit 0 when AFTER passes and nothing got "
+      "worse, 1 when something got worse or AFTER fails, 3 when AFTER is inconclusive");
+  compare_cmd->add_option("BEFORE", compare.before_path, "The earlier results document")->type_name("FILE")->required();
+  compare_cmd->add_option("AFTER", compare.after_path, "The later results document")->type_name("FILE")->required();
+
   try {
     cli.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -103,6 +111,7 @@ int run(int argc, char** argv) {
   }
   if (validate_cmd->parsed()) return pcieval::app::run_validate(validate);
   if (diagnose_cmd->parsed()) return pcieval::app::run_diagnose(diagnose);
+  if (compare_cmd->parsed()) return pcieval::app::run_compare(compare);
   return pcieval::app::run_topo(topo);
 }
 
