@@ -9,10 +9,12 @@
 #include "report/junit.hpp"
 #include "report/prometheus.hpp"
 #include "report/results_json.hpp"
+#include "report/results_reader.hpp"
 #include "report/table.hpp"
 #include "topology/discover.hpp"
 #include "validate/bandwidth_rules.hpp"
 #include "validate/budget.hpp"
+#include "validate/compare.hpp"
 #include "validate/link_rules.hpp"
 #include "validate/probe_rules.hpp"
 
@@ -100,7 +102,7 @@ int run_check(const CheckOptions& options) {
   return judge_and_report(std::move(results), options.judge);
 }
 
-void judge(Results& results, const std::optional<int>& expected_gpus) {
+void judge(Results& results, const std::optional<int>& expected_gpus, const Evidence* baseline) {
   // Whatever produced the evidence, this pcieval wrote the judgement.
   results.tool = ToolInfo{"pcieval", PCIEVAL_VERSION};
   LinkRuleOptions rules;
@@ -108,12 +110,26 @@ void judge(Results& results, const std::optional<int>& expected_gpus) {
   results.verdicts = judge_links(results.evidence, rules);
   for (Verdict& verdict : judge_bandwidth(results.evidence, {})) results.verdicts.push_back(std::move(verdict));
   for (Verdict& verdict : judge_probes(results.evidence)) results.verdicts.push_back(std::move(verdict));
+  if (baseline != nullptr) {
+    for (Verdict& verdict : judge_against_baseline(results.evidence, *baseline, {})) {
+      results.verdicts.push_back(std::move(verdict));
+    }
+  }
   results.overall = overall_of(results.verdicts);
   results.summary = summarize(results.verdicts, results.evidence);
 }
 
 int judge_and_report(Results results, const JudgeOptions& options) {
-  judge(results, options.expected_gpus);
+  std::optional<Results> baseline;
+  if (options.baseline_path) {
+    auto read = read_results_file(*options.baseline_path);
+    if (!read) {
+      print_error("--baseline: " + read.error().message);
+      return kExitUsage;
+    }
+    baseline.emplace(std::move(read).value());
+  }
+  judge(results, options.expected_gpus, baseline ? &baseline->evidence : nullptr);
 
   const bool json_to_stdout = options.output_path && *options.output_path == "-";
   if (!options.quiet && !json_to_stdout) {

@@ -33,7 +33,8 @@ struct JudgeOptions {
   std::optional<std::string> prom_path;    // --prom FILE: node_exporter textfile
   std::optional<std::string> junit_path;   // --junit FILE
   std::optional<int> expected_gpus;
-  bool quiet = false;  // no table on stdout
+  std::optional<std::string> baseline_path;  // --baseline FILE: a known-good results document of this node
+  bool quiet = false;                        // no table on stdout
   // When the command started: the Prometheus run timestamp and duration.
   std::chrono::system_clock::time_point started = std::chrono::system_clock::now();
 };
@@ -91,7 +92,8 @@ void measure(Evidence& evidence, const ProbeOptions& options);
 
 // Judges results.evidence with this pcieval's rules, replacing any verdicts,
 // overall and summary it carries, and stamps this pcieval as the tool.
-void judge(Results& results, const std::optional<int>& expected_gpus);
+// With a baseline, medians more than 10% below it are bandwidth_low too.
+void judge(Results& results, const std::optional<int>& expected_gpus, const Evidence* baseline = nullptr);
 
 [[nodiscard]] int exit_code_of(Overall overall);
 

@@ -31,6 +31,10 @@ void add_judge_flags(CLI::App& command, pcieval::app::JudgeOptions& judge) {
       ->type_name("FILE");
   command.add_option("--junit", judge.junit_path, "Write JUnit XML to FILE, one test case per verdict")
       ->type_name("FILE");
+  command
+      .add_option("--baseline", judge.baseline_path,
+                  "A known-good results document of this node: copy medians more than 10% below it are bandwidth_low")
+      ->type_name("FILE");
   command.add_flag("-q,--quiet", judge.quiet, "Print no table; the exit code and -o FILE carry the result");
 }
 

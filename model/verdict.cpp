@@ -55,6 +55,8 @@ std::string_view to_string(ReasonCode code) {
       return "bandwidth_below_budget";
     case ReasonCode::kBandwidthTooNoisy:
       return "bandwidth_too_noisy";
+    case ReasonCode::kBandwidthBelowBaseline:
+      return "bandwidth_below_baseline";
   }
   return "link_state_unknown";
 }

@@ -39,6 +39,7 @@ enum class ReasonCode {
   kBandwidthAtBudget,               // "bandwidth_at_budget"
   kBandwidthBelowBudget,            // "bandwidth_below_budget"
   kBandwidthTooNoisy,               // "bandwidth_too_noisy"
+  kBandwidthBelowBaseline,          // "bandwidth_below_baseline"
 };
 
 [[nodiscard]] std::string_view to_string(ReasonCode code);

@@ -122,4 +122,33 @@ Comparison compare_results(const Results& before, const Results& after, const Co
   return comparison;
 }
 
+std::vector<Verdict> judge_against_baseline(const Evidence& now, const Evidence& baseline,
+                                            const CompareOptions& options) {
+  Results now_results;
+  now_results.evidence = now;
+  Results baseline_results;
+  baseline_results.evidence = baseline;
+  std::vector<Verdict> verdicts;
+  for (const Measurement& m : now.measurements) {
+    if ((m.probe != "h2d_ce" && m.probe != "d2h_ce") || m.aggregation != Aggregation::kAlone ||
+        m.host_memory != HostMemory::kPinned) {
+      continue;
+    }
+    const auto known_good = median_of(baseline_results, m.subject, m.probe, m.direction);
+    if (!known_good || m.stats.median_gbps >= (1.0 - options.max_drop_fraction) * *known_good) continue;
+    Verdict verdict;
+    verdict.subject = m.subject;
+    verdict.status = VerdictStatus::kBandwidthLow;
+    verdict.code = ReasonCode::kBandwidthBelowBaseline;
+    verdict.reason = m.probe + " " + gbps_text(m.stats.median_gbps) + " GB/s is more than " +
+                     std::to_string(static_cast<int>(options.max_drop_fraction * 100 + 0.5)) +
+                     "% below the baseline's " + gbps_text(known_good) + " GB/s";
+    verdict.remediation =
+        "Compare the link state and AER counters with the baseline run (`pcieval compare BASELINE NOW`); check "
+        "what changed on the node since (firmware, BIOS settings, a reseat, other jobs on the GPU).";
+    verdicts.push_back(std::move(verdict));
+  }
+  return verdicts;
+}
+
 }  // namespace pcieval

@@ -58,4 +58,11 @@ struct Comparison {
 // max_drop_fraction.
 [[nodiscard]] Comparison compare_results(const Results& before, const Results& after, const CompareOptions& options);
 
+// --baseline: one bandwidth_low verdict (code bandwidth_below_baseline) per
+// h2d_ce or d2h_ce median of `now` that is more than max_drop_fraction below
+// the same GPU's median in `baseline`, a known-good run of the same node.
+// Subjects and probes the baseline lacks are not judged (nothing to compare).
+[[nodiscard]] std::vector<Verdict> judge_against_baseline(const Evidence& now, const Evidence& baseline,
+                                                          const CompareOptions& options);
+
 }  // namespace pcieval

@@ -119,6 +119,7 @@ std::string remediation_for(ReasonCode code, const Link* link) {
     case ReasonCode::kBandwidthAtBudget:  // judged in bandwidth_rules.cpp
     case ReasonCode::kBandwidthBelowBudget:
     case ReasonCode::kBandwidthTooNoisy:
+    case ReasonCode::kBandwidthBelowBaseline:  // judged in compare.cpp
       return "";
     case ReasonCode::kGpusMissing:
       return "Compare `nvidia-smi -L` and `lspci -d 10de:` with the node's inventory; a GPU that fell off the bus "

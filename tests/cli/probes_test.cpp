@@ -63,6 +63,40 @@ TEST(BandwidthVerdicts, ValidateJudgesTheMeasurementsOfADocument) {
   EXPECT_EQ(low, 2);  // h2d_ce and d2h_ce
 }
 
+using BaselineFlag = ScratchDirTest;
+
+TEST_F(BaselineFlag, AMedianWellBelowTheKnownGoodRunIsBandwidthLow) {
+  const std::string example = std::string(PCIEVAL_SOURCE_DIR) + "/results_schema/examples/pass-1gpu-l40s-genoa.json";
+  // The known-good run: the same node, its h2d_ce half again as fast.
+  auto baseline = nlohmann::json::parse(slurp(example));
+  for (auto& m : baseline["measurements"]) {
+    if (m["probe"] != "h2d_ce") continue;
+    for (auto& trial : m["trials_gbps"]) trial = trial.get<double>() * 1.5;
+    for (const char* field : {"median_gbps", "min_gbps", "max_gbps"}) m[field] = m[field].get<double>() * 1.5;
+  }
+  write(path("baseline.json"), baseline.dump());
+
+  const auto plain = run_pcieval("validate -q " + shell_quote(example));
+  EXPECT_EQ(plain.exit_code, 0) << plain.err;
+  const auto run =
+      run_pcieval("validate " + shell_quote(example) + " --baseline " + shell_quote(path("baseline.json")) + " -o -");
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  const auto doc = nlohmann::json::parse(run.out);
+  std::vector<std::string> codes;
+  for (const auto& verdict : doc["verdicts"]) codes.push_back(verdict["code"]);
+  EXPECT_THAT(codes, ::testing::Contains("bandwidth_below_baseline"));
+  EXPECT_THAT(codes, ::testing::Not(::testing::Contains("bandwidth_below_budget")));
+}
+
+TEST_F(BaselineFlag, AnUnreadableBaselineIsExit2AndWritesNothing) {
+  const std::string example = std::string(PCIEVAL_SOURCE_DIR) + "/results_schema/examples/pass-1gpu-l40s-genoa.json";
+  const auto run = run_pcieval("validate " + shell_quote(example) + " --baseline " + shell_quote(path("none.json")) +
+                               " -o " + shell_quote(path("out.json")));
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.err, HasSubstr("--baseline: "));
+  EXPECT_FALSE(std::filesystem::exists(path("out.json")));
+}
+
 using LiveCheck = ScratchDirTest;
 
 TEST_F(LiveCheck, NoProbesRecordsNothingAndSaysSo) {

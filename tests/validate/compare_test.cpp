@@ -92,3 +92,27 @@ TEST(Compare, TheLinkIsTheStateUnderLoadWhenSampled) {
 
 }  // namespace
 }  // namespace pcieval
+
+namespace pcieval {
+namespace {
+
+TEST(Baseline, AMedianMoreThanTenPercentBelowTheBaselineIsBandwidthLow) {
+  const Results baseline = run({PcieGen::kGen5, 16}, 55.0, VerdictStatus::kPass, ReasonCode::kLinkAtExpectedState);
+  const Results now = run({PcieGen::kGen5, 16}, 45.0, VerdictStatus::kPass, ReasonCode::kLinkAtExpectedState);
+  const auto verdicts = judge_against_baseline(now.evidence, baseline.evidence, {});
+  ASSERT_EQ(verdicts.size(), 1U);
+  EXPECT_EQ(verdicts[0].subject, "0000:17:00.0");
+  EXPECT_EQ(verdicts[0].status, VerdictStatus::kBandwidthLow);
+  EXPECT_EQ(verdicts[0].code, ReasonCode::kBandwidthBelowBaseline);
+  EXPECT_EQ(verdicts[0].reason, "h2d_ce 45.0 GB/s is more than 10% below the baseline's 55.0 GB/s");
+}
+
+TEST(Baseline, WithinToleranceOrWithoutABaselineNumberNothingIsSaid) {
+  const Results baseline = run({PcieGen::kGen5, 16}, 55.0, VerdictStatus::kPass, ReasonCode::kLinkAtExpectedState);
+  const Results now = run({PcieGen::kGen5, 16}, 50.0, VerdictStatus::kPass, ReasonCode::kLinkAtExpectedState);
+  EXPECT_TRUE(judge_against_baseline(now.evidence, baseline.evidence, {}).empty());
+  EXPECT_TRUE(judge_against_baseline(now.evidence, Evidence{}, {}).empty());
+}
+
+}  // namespace
+}  // namespace pcieval
