@@ -1,6 +1,7 @@
 #include "validate/compare.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 
@@ -141,7 +142,7 @@ std::vector<Verdict> judge_against_baseline(const Evidence& now, const Evidence&
     verdict.status = VerdictStatus::kBandwidthLow;
     verdict.code = ReasonCode::kBandwidthBelowBaseline;
     verdict.reason = m.probe + " " + gbps_text(m.stats.median_gbps) + " GB/s is more than " +
-                     std::to_string(static_cast<int>(options.max_drop_fraction * 100 + 0.5)) +
+                     std::to_string(std::lround(options.max_drop_fraction * 100)) +
                      "% below the baseline's " + gbps_text(known_good) + " GB/s";
     verdict.remediation =
         "Compare the link state and AER counters with the baseline run (`pcieval compare BASELINE NOW`); check "
