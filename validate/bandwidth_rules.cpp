@@ -54,6 +54,77 @@ std::string join_states(const std::vector<LinkState>& states) {
   return text;
 }
 
+// The part of a path from the link whose downstream end is `port` up to the
+// root, or nothing when the port is not a link's downstream end there.
+std::optional<PciPath> path_above(const PciPath& path, const PciAddress& port) {
+  for (auto link = path.begin(); link != path.end(); ++link) {
+    if (link->downstream == port) return PciPath(link, path.end());
+  }
+  return std::nullopt;
+}
+
+// group_ce: the total of GPUs sharing a switch uplink, against the lower of
+// the uplink's budget and the sum of the GPUs' own budgets.
+std::optional<Verdict> judge_group(const Evidence& evidence, const Measurement& m,
+                                   const BandwidthRuleOptions& options) {
+  const std::string prefix = "port ";
+  if (m.subject.rfind(prefix, 0) != 0) return std::nullopt;
+  auto port = parse_pci_address(m.subject.substr(prefix.size()));
+  if (!port) return std::nullopt;
+  std::optional<PciPath> uplink_path;
+  double gpus_gbps = 0;
+  for (const PciAddress& gpu : m.gpus) {
+    const auto device = std::find_if(evidence.devices.begin(), evidence.devices.end(),
+                                     [&](const DeviceRecord& d) { return d.function.bdf == gpu; });
+    if (device == evidence.devices.end()) return std::nullopt;
+    const auto own = path_expected_state(device->path);
+    if (!own) return std::nullopt;
+    const auto own_gbps = budget_of(own.value(), m.direction);
+    if (!own_gbps) return std::nullopt;
+    gpus_gbps += own_gbps.value();
+    if (!uplink_path) uplink_path = path_above(device->path, port.value());
+  }
+  // GPUs directly under a root port share no PCIe link: nothing to judge.
+  if (!uplink_path) return std::nullopt;
+  const auto uplink_state = path_expected_state(*uplink_path);
+  if (!uplink_state) return std::nullopt;
+  const auto uplink_gbps = budget_of(uplink_state.value(), m.direction);
+  if (!uplink_gbps) return std::nullopt;
+  const bool uplink_limits = uplink_gbps.value() < gpus_gbps;
+  const double budget = std::min(uplink_gbps.value(), gpus_gbps);
+
+  Verdict verdict;
+  verdict.subject = m.subject;
+  const std::string what = m.probe + " " + std::string(to_string(m.direction)) + " total " +
+                           gbps_text(m.stats.median_gbps) + " of " + std::to_string(m.gpus.size()) + " GPUs";
+  const std::string against =
+      uplink_limits ? "the shared " + to_string(uplink_state.value()) + " uplink's budget " + gbps_text(budget)
+                    : "the sum of the GPUs' own budgets " + gbps_text(budget);
+  const double fraction = m.stats.median_gbps / budget;
+  if (static_cast<int>(m.trials_gbps.size()) < options.min_trials || m.stats.cv > options.max_cv) {
+    verdict.status = VerdictStatus::kInconclusive;
+    verdict.code = ReasonCode::kBandwidthTooNoisy;
+    verdict.reason = what + " cannot be judged: too few trials or trials spread over " + percent_text(options.max_cv);
+    verdict.remediation = "Run again on an idle node.";
+    return verdict;
+  }
+  verdict.reason = what + " is " + percent_text(fraction) + " of " + against;
+  if (fraction >= options.floor_fraction) {
+    verdict.status = VerdictStatus::kPass;
+    verdict.code = ReasonCode::kBandwidthAtBudget;
+    return verdict;
+  }
+  verdict.status = VerdictStatus::kBandwidthLow;
+  verdict.code = ReasonCode::kBandwidthBelowBudget;
+  verdict.link = LinkRef{uplink_path->front().downstream, uplink_path->front().upstream};
+  verdict.reason += ", below the " + percent_text(options.floor_fraction) + " floor";
+  verdict.remediation = "Read the uplink's LnkSta during the copy (`lspci -vv -s " +
+                        to_string(uplink_path->front().upstream) +
+                        "`) and compare each GPU's rate alone (h2d_ce, d2h_ce) with its rate with_peers: a shared "
+                        "uplink that trained low or retries (AER) caps every GPU behind it.";
+  return verdict;
+}
+
 }  // namespace
 
 std::vector<LinkState> links_that_fit(double measured_gbps, Direction direction, const LinkState& ceiling,
@@ -87,6 +158,10 @@ std::vector<Verdict> judge_bandwidth(const Evidence& evidence, const BandwidthRu
   std::vector<Verdict> verdicts;
   const std::vector<Verdict> link_verdicts = judge_links(evidence, {});
   for (const Measurement& m : evidence.measurements) {
+    if (m.probe == "group_ce" && m.aggregation == Aggregation::kTotalOverWallTime) {
+      if (auto group = judge_group(evidence, m, options)) verdicts.push_back(std::move(*group));
+      continue;
+    }
     if (!is_judged_measurement(m)) continue;
     const auto device = std::find_if(evidence.devices.begin(), evidence.devices.end(),
                                      [&](const DeviceRecord& d) { return d.function.bdf == m.gpus.front(); });

@@ -37,6 +37,10 @@ struct BandwidthRuleOptions {
 //   host ceiling below the budget, or, with registers at full state, a
 //   silent downgrade or a platform limit);
 // - bandwidth_at_budget (pass) otherwise.
+// Also one verdict per group_ce total (subject "port <bdf>", a switch upstream
+// port): judged the same way against the lower of the shared uplink's budget
+// and the sum of the GPUs' own budgets. GPUs directly under a root port share
+// no PCIe link and are not judged.
 // A measurement whose GPU or path budget is unknown gets no verdict: the link
 // verdict of that GPU is already inconclusive.
 [[nodiscard]] std::vector<Verdict> judge_bandwidth(const Evidence& evidence, const BandwidthRuleOptions& options);

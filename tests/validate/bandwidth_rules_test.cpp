@@ -169,3 +169,66 @@ TEST(LinksThatFit, NothingFasterOrWiderThanTheCeiling) {
 
 }  // namespace
 }  // namespace pcieval
+
+namespace pcieval {
+namespace {
+
+// Two A100s behind one PEX88096 switch of an HGX A100 board (Supermicro
+// SYS-420GP-TNR): every link Gen4 x16, so the shared uplink carries half of
+// what the two GPUs could move together.
+DeviceRecord gpu_behind_switch(const char* gpu, const char* downstream_port) {
+  const PortLinkReading gen4x16 = PortLinkReading::known({PcieGen::kGen4, 16}, {PcieGen::kGen4, 16});
+  DeviceRecord record;
+  record.function.bdf = bdf(gpu);
+  record.function.kind = DeviceKind::kGpu;
+  Link own{bdf(gpu), bdf(downstream_port), LinkPosition::kDeviceLink, gen4x16, gen4x16};
+  Link uplink{bdf("0000:05:00.0"), bdf("0000:04:01.0"), LinkPosition::kUplink, gen4x16, gen4x16};
+  record.path = {own, uplink};
+  return record;
+}
+
+Evidence switch_group(double total_gbps) {
+  Evidence evidence;
+  evidence.devices = {gpu_behind_switch("0000:07:00.0", "0000:06:10.0"),
+                      gpu_behind_switch("0000:08:00.0", "0000:06:14.0")};
+  Measurement m;
+  m.probe = "group_ce";
+  m.subject = "port 0000:05:00.0";
+  m.gpus = {bdf("0000:07:00.0"), bdf("0000:08:00.0")};
+  m.direction = Direction::kHostToDevice;
+  m.aggregation = Aggregation::kTotalOverWallTime;
+  m.trials_gbps = {total_gbps, total_gbps, total_gbps};
+  m.stats = summarize_trials(m.trials_gbps);
+  evidence.measurements = {m};
+  return evidence;
+}
+
+TEST(GroupBandwidth, TheSharedUplinkIsTheBudgetWhenItIsTheNarrowerPart) {
+  const auto verdicts = judge_bandwidth(switch_group(26.0), {});
+  ASSERT_EQ(verdicts.size(), 1U);
+  EXPECT_EQ(verdicts[0].subject, "port 0000:05:00.0");
+  EXPECT_EQ(verdicts[0].status, VerdictStatus::kPass) << verdicts[0].reason;
+  EXPECT_NE(verdicts[0].reason.find("group_ce h2d total 26.0 GB/s of 2 GPUs is 89% of the shared Gen4 x16 uplink's "
+                                    "budget 29.2 GB/s"),
+            std::string::npos)
+      << verdicts[0].reason;
+}
+
+TEST(GroupBandwidth, ALowTotalNamesTheUplink) {
+  const auto verdicts = judge_bandwidth(switch_group(14.0), {});
+  ASSERT_EQ(verdicts.size(), 1U);
+  EXPECT_EQ(verdicts[0].status, VerdictStatus::kBandwidthLow);
+  EXPECT_EQ(verdicts[0].code, ReasonCode::kBandwidthBelowBudget);
+  ASSERT_TRUE(verdicts[0].link);
+  EXPECT_EQ(to_string(verdicts[0].link->downstream), "0000:05:00.0");
+  EXPECT_EQ(to_string(verdicts[0].link->upstream), "0000:04:01.0");
+}
+
+TEST(GroupBandwidth, GpusUnderARootPortShareNoLinkAndAreNotJudged) {
+  Evidence evidence = switch_group(14.0);
+  evidence.measurements[0].subject = "port 0000:04:01.0";
+  EXPECT_TRUE(judge_bandwidth(evidence, {}).empty());
+}
+
+}  // namespace
+}  // namespace pcieval
