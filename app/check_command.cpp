@@ -15,6 +15,7 @@
 #include "validate/bandwidth_rules.hpp"
 #include "validate/budget.hpp"
 #include "validate/compare.hpp"
+#include "validate/error_rules.hpp"
 #include "validate/link_rules.hpp"
 #include "validate/probe_rules.hpp"
 
@@ -109,6 +110,7 @@ void judge(Results& results, const std::optional<int>& expected_gpus, const Evid
   rules.expected_gpus = expected_gpus;
   results.verdicts = judge_links(results.evidence, rules);
   for (Verdict& verdict : judge_bandwidth(results.evidence, {})) results.verdicts.push_back(std::move(verdict));
+  for (Verdict& verdict : judge_error_counters(results.evidence, {})) results.verdicts.push_back(std::move(verdict));
   for (Verdict& verdict : judge_probes(results.evidence)) results.verdicts.push_back(std::move(verdict));
   if (baseline != nullptr) {
     for (Verdict& verdict : judge_against_baseline(results.evidence, *baseline, {})) {

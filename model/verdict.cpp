@@ -57,6 +57,10 @@ std::string_view to_string(ReasonCode code) {
       return "bandwidth_too_noisy";
     case ReasonCode::kBandwidthBelowBaseline:
       return "bandwidth_below_baseline";
+    case ReasonCode::kUncorrectableErrorsUnderLoad:
+      return "uncorrectable_errors_under_load";
+    case ReasonCode::kCorrectableErrorsUnderLoad:
+      return "correctable_errors_under_load";
   }
   return "link_state_unknown";
 }

@@ -40,6 +40,8 @@ enum class ReasonCode {
   kBandwidthBelowBudget,            // "bandwidth_below_budget"
   kBandwidthTooNoisy,               // "bandwidth_too_noisy"
   kBandwidthBelowBaseline,          // "bandwidth_below_baseline"
+  kUncorrectableErrorsUnderLoad,    // "uncorrectable_errors_under_load"
+  kCorrectableErrorsUnderLoad,      // "correctable_errors_under_load"
 };
 
 [[nodiscard]] std::string_view to_string(ReasonCode code);

@@ -33,7 +33,8 @@ constexpr std::array kCodes = {ReasonCode::kLinkAtExpectedState,    ReasonCode::
                                ReasonCode::kLinkAboveCapability,    ReasonCode::kGpusMissing,
                                ReasonCode::kLinkPathUnknown,        ReasonCode::kProbeFailed,
                                ReasonCode::kBandwidthAtBudget,      ReasonCode::kBandwidthBelowBudget,
-                               ReasonCode::kBandwidthTooNoisy,      ReasonCode::kBandwidthBelowBaseline};
+                               ReasonCode::kBandwidthTooNoisy,      ReasonCode::kBandwidthBelowBaseline,
+                               ReasonCode::kUncorrectableErrorsUnderLoad, ReasonCode::kCorrectableErrorsUnderLoad};
 constexpr std::array kOveralls = {Overall::kPass, Overall::kFail, Overall::kInconclusive};
 constexpr std::array kDirections = {Direction::kHostToDevice, Direction::kDeviceToHost, Direction::kHostToHost};
 constexpr std::array kMethods = {CopyMethod::kCopyEngine, CopyMethod::kSmKernel, CopyMethod::kCpuThreads};

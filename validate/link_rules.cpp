@@ -120,6 +120,8 @@ std::string remediation_for(ReasonCode code, const Link* link) {
     case ReasonCode::kBandwidthBelowBudget:
     case ReasonCode::kBandwidthTooNoisy:
     case ReasonCode::kBandwidthBelowBaseline:  // judged in compare.cpp
+    case ReasonCode::kUncorrectableErrorsUnderLoad:  // judged in error_rules.cpp
+    case ReasonCode::kCorrectableErrorsUnderLoad:
       return "";
     case ReasonCode::kGpusMissing:
       return "Compare `nvidia-smi -L` and `lspci -d 10de:` with the node's inventory; a GPU that fell off the bus "
