@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "bench/gpu_groups.hpp"
+#include "bench/gpu_probe_parts.hpp"
 #include "bench/probe.hpp"
 #include "bench/trials.hpp"
 #include "kernels/copy_lane.hpp"
@@ -34,233 +35,30 @@
 namespace pcieval {
 namespace {
 
-constexpr Direction kBothDirections[] = {Direction::kHostToDevice, Direction::kDeviceToHost};
-
-// The sweep: 4 KiB to 1 GiB in powers of 4. Below kSweepTrialBytes a trial
-// repeats the copy so it lasts long enough to time (events resolve about half
-// a microsecond), up to kSweepMaxCopies: more copies queued behind one latch
-// could fill the stream's queue, and the host would block queueing while the
-// latch holds the stream.
-constexpr std::uint64_t kSweepMinBytes = std::uint64_t{4} << 10;
-constexpr std::uint64_t kSweepMaxBytes = std::uint64_t{1} << 30;
-constexpr std::uint64_t kSweepTrialBytes = std::uint64_t{64} << 20;
-constexpr int kSweepMaxCopies = 256;
-
-constexpr std::string_view kAllGpusSubject = "all gpus";
-
-// --- Planning: which GPUs, which CUDA ordinals, which NUMA nodes.
-
-struct GpuTarget {
-  PciAddress address;
-  std::string name;  // "0000:17:00.0"
-  int ordinal = -1;
-  std::optional<int> local_node;  // the GPU's nearest NUMA node, when known
-};
-
-std::string gpu_error(const GpuTarget& gpu, const std::string& message) { return "GPU " + gpu.name + ": " + message; }
-
-// hwloc's answer first (it is what the buffers are bound with), then sysfs.
-std::optional<int> numa_node_of(const DeviceRecord& gpu) {
-  if (gpu.locality && gpu.locality->numa_node) return gpu.locality->numa_node;
-  if (gpu.function.numa_node.ok() && gpu.function.numa_node.value() >= 0) return gpu.function.numa_node.value();
-  return std::nullopt;
-}
-
-// The CUDA ordinal of each GPU. A GPU of the evidence that CUDA does not see
-// (CUDA_VISIBLE_DEVICES, a broken device) is an error naming it, never a
-// silent omission.
-std::vector<GpuTarget> resolve(const std::vector<const DeviceRecord*>& gpus, ProbeOutput& output) {
-  std::vector<GpuTarget> targets;
-  for (const DeviceRecord* gpu : gpus) {
-    GpuTarget target{gpu->function.bdf, to_string(gpu->function.bdf), -1, numa_node_of(*gpu)};
-    auto ordinal = cuda_ordinal_of(target.address);
-    if (!ordinal) {
-      output.errors.push_back(gpu_error(target, ordinal.error().message));
-      continue;
-    }
-    target.ordinal = ordinal.value();
-    targets.push_back(std::move(target));
-  }
-  return targets;
-}
-
-struct Placement {
-  int numa_node = 0;
-  std::optional<bool> local;  // Measurement::host_numa_local
-};
-
-// The GPU's own node. Unknown on a one-node machine is still local; unknown
-// on several nodes uses the first node and says so.
-Placement local_placement(const ProbeContext& context, const GpuTarget& gpu, ProbeOutput& output) {
-  if (gpu.local_node) return {*gpu.local_node, true};
-  const std::vector<int> nodes = numa_nodes(*context.topology);
-  const int first = nodes.empty() ? 0 : nodes.front();
-  if (nodes.size() <= 1) return {first, true};
-  output.warnings.push_back(gpu_error(
-      gpu, "its NUMA node is unknown; the host buffer is on node " + std::to_string(first) + ", which may be remote"));
-  return {first, std::nullopt};
-}
-
-// The first node other than the GPU's own.
-Result<Placement> remote_placement(const ProbeContext& context, const GpuTarget& gpu) {
-  if (!gpu.local_node) return make_error("its NUMA node is unknown, so no node can be called remote");
-  for (int node : numa_nodes(*context.topology)) {
-    if (node != *gpu.local_node) return Placement{node, false};
-  }
-  return make_error("no NUMA node other than its own node " + std::to_string(*gpu.local_node));
-}
-
-// A distinct pattern per GPU, direction and method, so a copy that landed in
-// the wrong buffer cannot verify.
-std::uint32_t lane_seed(int ordinal, Direction direction, CopyMethod method) {
-  return 0x9c1e0000U + static_cast<std::uint32_t>(ordinal) * 16U + static_cast<std::uint32_t>(direction) * 4U +
-         static_cast<std::uint32_t>(method);
-}
-
-// --- Timing
-
-// Raises the load signal (when there is one) for its lifetime, so link
-// samples taken while copies run count as under load.
-class LoadGuard {
- public:
-  explicit LoadGuard(const ProbeContext& context) {
-    if (context.load != nullptr) scope_.emplace(*context.load);
-  }
-
- private:
-  std::optional<LoadScope> scope_;
-};
-
-struct LaneRates {
-  std::vector<double> wall_gbps;               // every lane's bytes over the wall time, per kept trial
-  std::vector<std::vector<double>> lane_gbps;  // [lane][trial]: each lane's bytes over its own time
-};
-
-// Runs warm-up and timed trials of `lanes` together through run_trials (whose
-// own rates are the total over the wall time) and recovers each lane's rate
-// from the same trials.
-Result<LaneRates> time_lanes(const ProbeContext& context, std::span<CopyLane* const> lanes, Latch& latch) {
-  std::uint64_t total_bytes = 0;
-  for (const CopyLane* lane : lanes) total_bytes += lane->bytes_per_trial();
-  const TrialPlan plan{context.config.warmup_trials, context.config.trials, total_bytes};
-  std::vector<TrialTiming> timings;
-  Result<std::vector<double>> wall_gbps = [&] {
-    LoadGuard load(context);
-    return run_trials(plan, [&]() -> Result<double> {
-      auto timing = run_latched_trial(lanes, latch);
-      if (!timing) return timing.error();
-      timings.push_back(timing.value());
-      return timing.value().wall_s;
-    });
-  }();
-  if (!wall_gbps) return wall_gbps.error();
-  // run_trials ran the warm-ups first; the kept trials are the last ones.
-  const std::size_t kept = wall_gbps.value().size();
-  if (timings.size() < kept) return make_error("fewer trial times than trials (internal error)");
-  timings.erase(timings.begin(), timings.end() - static_cast<std::ptrdiff_t>(kept));
-
-  LaneRates rates{std::move(wall_gbps).value(), std::vector<std::vector<double>>(lanes.size())};
-  for (std::size_t lane = 0; lane < lanes.size(); ++lane) {
-    for (const TrialTiming& timing : timings) {
-      const double seconds = timing.lane_s[lane];
-      if (!(seconds > 0)) {
-        return make_error(lanes[lane]->label() + ": a trial reported " + std::to_string(seconds) +
-                          " s: the event timer did not advance");
-      }
-      rates.lane_gbps[lane].push_back(gbps_of(lanes[lane]->bytes_per_trial(), seconds));
-    }
-  }
-  return rates;
-}
-
-// --- Measurements
-
-struct MeasurementSpec {
-  std::string_view probe;
-  std::string subject;
-  std::vector<PciAddress> gpus;
-  Direction direction = Direction::kHostToDevice;
-  CopyMethod method = CopyMethod::kCopyEngine;
-  HostMemory host_memory = HostMemory::kPinned;
-  Aggregation aggregation = Aggregation::kAlone;
-  std::uint64_t size_bytes = 0;
-  std::uint64_t bytes_per_trial = 0;
-  std::optional<int> host_numa_node;
-  std::optional<bool> host_numa_local;
-};
-
-// Only called for trials that all verified (run_latched_trial and
-// PageableLane::run_trial return no time for data that did not).
-Measurement verified_measurement(MeasurementSpec spec, std::vector<double> trials_gbps) {
-  Measurement measurement;
-  measurement.probe = std::string(spec.probe);
-  measurement.subject = std::move(spec.subject);
-  measurement.gpus = std::move(spec.gpus);
-  measurement.direction = spec.direction;
-  measurement.method = spec.method;
-  measurement.host_memory = spec.host_memory;
-  measurement.aggregation = spec.aggregation;
-  measurement.size_bytes = spec.size_bytes;
-  measurement.bytes_per_trial = spec.bytes_per_trial;
-  measurement.stats = summarize_trials(trials_gbps);
-  measurement.trials_gbps = std::move(trials_gbps);
-  measurement.host_numa_node = spec.host_numa_node;
-  measurement.host_numa_local = spec.host_numa_local;
-  measurement.verified = true;
-  return measurement;
-}
-
-// One GPU's buffer and lane in one direction.
-struct LaneSetup {
-  NumaBuffer buffer;  // declared first: destroyed after the lane that registered it
-  std::unique_ptr<CopyLane> lane;
-  Placement placement;
-};
-
-Result<LaneSetup> set_up_lane(const ProbeContext& context, const GpuTarget& gpu, Direction direction, CopyMethod method,
-                              Placement placement, std::uint64_t bytes) {
-  auto buffer = NumaBuffer::allocate(*context.topology, placement.numa_node, static_cast<std::size_t>(bytes));
-  if (!buffer) return make_error("host buffer: " + buffer.error().message);
-  const int found_node = buffer.value().numa_node();
-  placement.local = placement.local.has_value() && gpu.local_node ? std::optional<bool>(found_node == *gpu.local_node)
-                                                                  : placement.local;
-  placement.numa_node = found_node;
-  std::span<std::byte> host(buffer.value().data(), buffer.value().size_bytes());
-  auto lane = CopyLane::create(gpu.ordinal, direction, method, host, lane_seed(gpu.ordinal, direction, method));
-  if (!lane) return lane.error();
-  return LaneSetup{std::move(buffer).value(), std::make_unique<CopyLane>(std::move(lane).value()), placement};
-}
-
-// The placement of several lanes together: one node if they share it.
-std::optional<int> common_node(const std::vector<LaneSetup>& setups) {
-  if (setups.empty()) return std::nullopt;
-  const int node = setups.front().placement.numa_node;
-  for (const LaneSetup& setup : setups) {
-    if (setup.placement.numa_node != node) return std::nullopt;
-  }
-  return node;
-}
-
-// Every lane local: true; any remote: false; otherwise unknown.
-std::optional<bool> all_local(const std::vector<LaneSetup>& setups) {
-  bool unknown = false;
-  for (const LaneSetup& setup : setups) {
-    if (!setup.placement.local) {
-      unknown = true;
-    } else if (!*setup.placement.local) {
-      return false;
-    }
-  }
-  return unknown ? std::nullopt : std::optional<bool>(true);
-}
-
-Status check_size(const RunConfig& config) {
-  if (config.size_bytes == 0 || config.size_bytes % kPatternGranuleBytes != 0) {
-    return make_error("the copy size must be a non-zero multiple of 16 bytes, got " +
-                      std::to_string(config.size_bytes));
-  }
-  return ok_status();
-}
+using gpu_probe_parts::all_local;
+using gpu_probe_parts::check_size;
+using gpu_probe_parts::common_node;
+using gpu_probe_parts::gpu_error;
+using gpu_probe_parts::GpuTarget;
+using gpu_probe_parts::kAllGpusSubject;
+using gpu_probe_parts::kBothDirections;
+using gpu_probe_parts::kSweepMaxBytes;
+using gpu_probe_parts::kSweepMaxCopies;
+using gpu_probe_parts::kSweepMinBytes;
+using gpu_probe_parts::kSweepTrialBytes;
+using gpu_probe_parts::lane_seed;
+using gpu_probe_parts::LaneRates;
+using gpu_probe_parts::LaneSetup;
+using gpu_probe_parts::LoadGuard;
+using gpu_probe_parts::local_placement;
+using gpu_probe_parts::MeasurementSpec;
+using gpu_probe_parts::numa_node_of;
+using gpu_probe_parts::Placement;
+using gpu_probe_parts::remote_placement;
+using gpu_probe_parts::resolve;
+using gpu_probe_parts::set_up_lane;
+using gpu_probe_parts::time_lanes;
+using gpu_probe_parts::verified_measurement;
 
 // --- The probes
 

@@ -193,8 +193,8 @@ std::string render_junit(const Results& results, std::string_view suite_name,
 
   std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   xml += "<testsuites" + attribute("name", suite_name) +
-         attribute("tests", std::to_string(results.verdicts.size() + probes.size())) +
-         attribute("failures", failures) + attribute("errors", std::to_string(error_count + probe_failures)) +
+         attribute("tests", std::to_string(results.verdicts.size() + probes.size())) + attribute("failures", failures) +
+         attribute("errors", std::to_string(error_count + probe_failures)) +
          attribute("time", seconds_text(probe_seconds)) + ">\n";
   const std::optional<std::string> timestamp = iso8601_utc(run_timestamp_seconds);
   const HostInfo& host = results.evidence.host;

@@ -27,14 +27,22 @@ constexpr std::array kPositions = {LinkPosition::kDeviceLink, LinkPosition::kUpl
 constexpr std::array kStatuses = {VerdictStatus::kPass,         VerdictStatus::kLinkDowngraded,
                                   VerdictStatus::kBandwidthLow, VerdictStatus::kLinkErrors,
                                   VerdictStatus::kMissing,      VerdictStatus::kInconclusive};
-constexpr std::array kCodes = {ReasonCode::kLinkAtExpectedState,    ReasonCode::kLinkSpeedBelowExpected,
-                               ReasonCode::kLinkWidthBelowExpected, ReasonCode::kLinkSpeedAndWidthBelowExpected,
-                               ReasonCode::kGpuLinkSpeedIdle,       ReasonCode::kLinkStateUnknown,
-                               ReasonCode::kLinkAboveCapability,    ReasonCode::kGpusMissing,
-                               ReasonCode::kLinkPathUnknown,        ReasonCode::kProbeFailed,
-                               ReasonCode::kBandwidthAtBudget,      ReasonCode::kBandwidthBelowBudget,
-                               ReasonCode::kBandwidthTooNoisy,      ReasonCode::kBandwidthBelowBaseline,
-                               ReasonCode::kUncorrectableErrorsUnderLoad, ReasonCode::kCorrectableErrorsUnderLoad};
+constexpr std::array kCodes = {ReasonCode::kLinkAtExpectedState,
+                               ReasonCode::kLinkSpeedBelowExpected,
+                               ReasonCode::kLinkWidthBelowExpected,
+                               ReasonCode::kLinkSpeedAndWidthBelowExpected,
+                               ReasonCode::kGpuLinkSpeedIdle,
+                               ReasonCode::kLinkStateUnknown,
+                               ReasonCode::kLinkAboveCapability,
+                               ReasonCode::kGpusMissing,
+                               ReasonCode::kLinkPathUnknown,
+                               ReasonCode::kProbeFailed,
+                               ReasonCode::kBandwidthAtBudget,
+                               ReasonCode::kBandwidthBelowBudget,
+                               ReasonCode::kBandwidthTooNoisy,
+                               ReasonCode::kBandwidthBelowBaseline,
+                               ReasonCode::kUncorrectableErrorsUnderLoad,
+                               ReasonCode::kCorrectableErrorsUnderLoad};
 constexpr std::array kOveralls = {Overall::kPass, Overall::kFail, Overall::kInconclusive};
 constexpr std::array kDirections = {Direction::kHostToDevice, Direction::kDeviceToHost, Direction::kHostToHost};
 constexpr std::array kMethods = {CopyMethod::kCopyEngine, CopyMethod::kSmKernel, CopyMethod::kCpuThreads};

@@ -142,8 +142,8 @@ std::vector<Verdict> judge_against_baseline(const Evidence& now, const Evidence&
     verdict.status = VerdictStatus::kBandwidthLow;
     verdict.code = ReasonCode::kBandwidthBelowBaseline;
     verdict.reason = m.probe + " " + gbps_text(m.stats.median_gbps) + " GB/s is more than " +
-                     std::to_string(std::lround(options.max_drop_fraction * 100)) +
-                     "% below the baseline's " + gbps_text(known_good) + " GB/s";
+                     std::to_string(std::lround(options.max_drop_fraction * 100)) + "% below the baseline's " +
+                     gbps_text(known_good) + " GB/s";
     verdict.remediation =
         "Compare the link state and AER counters with the baseline run (`pcieval compare BASELINE NOW`); check "
         "what changed on the node since (firmware, BIOS settings, a reseat, other jobs on the GPU).";

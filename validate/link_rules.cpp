@@ -119,7 +119,7 @@ std::string remediation_for(ReasonCode code, const Link* link) {
     case ReasonCode::kBandwidthAtBudget:  // judged in bandwidth_rules.cpp
     case ReasonCode::kBandwidthBelowBudget:
     case ReasonCode::kBandwidthTooNoisy:
-    case ReasonCode::kBandwidthBelowBaseline:  // judged in compare.cpp
+    case ReasonCode::kBandwidthBelowBaseline:        // judged in compare.cpp
     case ReasonCode::kUncorrectableErrorsUnderLoad:  // judged in error_rules.cpp
     case ReasonCode::kCorrectableErrorsUnderLoad:
       return "";

@@ -1,0 +1,102 @@
+// The parts the GPU probes (gpu_probes.cpp) are built from: which GPUs and
+// CUDA ordinals, where their host buffers go, how a set of lanes is timed, and
+// how a verified measurement is recorded. Internal to bench/.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bench/probe.hpp"
+#include "kernels/copy_lane.hpp"
+#include "kernels/latch.hpp"
+#include "model/evidence.hpp"
+#include "model/measurement.hpp"
+#include "model/result.hpp"
+#include "topology/numa_memory.hpp"
+
+namespace pcieval::gpu_probe_parts {
+
+inline constexpr Direction kBothDirections[] = {Direction::kHostToDevice, Direction::kDeviceToHost};
+
+// The sweep: 4 KiB to 1 GiB in powers of 4. Below kSweepTrialBytes a trial
+// repeats the copy so it lasts long enough to time (events resolve about half
+// a microsecond), up to kSweepMaxCopies: more copies queued behind one latch
+// could fill the stream's queue, and the host would block queueing while the
+// latch holds the stream.
+inline constexpr std::uint64_t kSweepMinBytes = std::uint64_t{4} << 10;
+inline constexpr std::uint64_t kSweepMaxBytes = std::uint64_t{1} << 30;
+inline constexpr std::uint64_t kSweepTrialBytes = std::uint64_t{64} << 20;
+inline constexpr int kSweepMaxCopies = 256;
+
+inline constexpr std::string_view kAllGpusSubject = "all gpus";
+
+struct GpuTarget {
+  PciAddress address;
+  std::string name;  // "0000:17:00.0"
+  int ordinal = -1;
+  std::optional<int> local_node;  // the GPU's nearest NUMA node, when known
+};
+
+struct Placement {
+  int numa_node = 0;
+  std::optional<bool> local;  // Measurement::host_numa_local
+};
+
+// Raises the load signal (when there is one) for its lifetime, so link
+// samples taken while copies run count as under load.
+class LoadGuard {
+ public:
+  explicit LoadGuard(const ProbeContext& context) {
+    if (context.load != nullptr) scope_.emplace(*context.load);
+  }
+
+ private:
+  std::optional<LoadScope> scope_;
+};
+
+struct LaneRates {
+  std::vector<double> wall_gbps;               // every lane's bytes over the wall time, per kept trial
+  std::vector<std::vector<double>> lane_gbps;  // [lane][trial]: each lane's bytes over its own time
+};
+
+struct MeasurementSpec {
+  std::string_view probe;
+  std::string subject;
+  std::vector<PciAddress> gpus;
+  Direction direction = Direction::kHostToDevice;
+  CopyMethod method = CopyMethod::kCopyEngine;
+  HostMemory host_memory = HostMemory::kPinned;
+  Aggregation aggregation = Aggregation::kAlone;
+  std::uint64_t size_bytes = 0;
+  std::uint64_t bytes_per_trial = 0;
+  std::optional<int> host_numa_node;
+  std::optional<bool> host_numa_local;
+};
+
+// One GPU's buffer and lane in one direction.
+struct LaneSetup {
+  NumaBuffer buffer;  // declared first: destroyed after the lane that registered it
+  std::unique_ptr<CopyLane> lane;
+  Placement placement;
+};
+
+[[nodiscard]] std::string gpu_error(const GpuTarget& gpu, const std::string& message);
+[[nodiscard]] std::optional<int> numa_node_of(const DeviceRecord& gpu);
+[[nodiscard]] std::vector<GpuTarget> resolve(const std::vector<const DeviceRecord*>& gpus, ProbeOutput& output);
+[[nodiscard]] Placement local_placement(const ProbeContext& context, const GpuTarget& gpu, ProbeOutput& output);
+[[nodiscard]] Result<Placement> remote_placement(const ProbeContext& context, const GpuTarget& gpu);
+[[nodiscard]] std::uint32_t lane_seed(int ordinal, Direction direction, CopyMethod method);
+[[nodiscard]] Result<LaneRates> time_lanes(const ProbeContext& context, std::span<CopyLane* const> lanes, Latch& latch);
+[[nodiscard]] Measurement verified_measurement(MeasurementSpec spec, std::vector<double> trials_gbps);
+[[nodiscard]] Result<LaneSetup> set_up_lane(const ProbeContext& context, const GpuTarget& gpu, Direction direction,
+                                            CopyMethod method, Placement placement, std::uint64_t bytes);
+[[nodiscard]] std::optional<int> common_node(const std::vector<LaneSetup>& setups);
+[[nodiscard]] std::optional<bool> all_local(const std::vector<LaneSetup>& setups);
+[[nodiscard]] Status check_size(const RunConfig& config);
+
+}  // namespace pcieval::gpu_probe_parts
