@@ -13,7 +13,6 @@
 #include "report/table.hpp"
 #include "topology/discover.hpp"
 #include "validate/bandwidth_rules.hpp"
-#include "validate/budget.hpp"
 #include "validate/compare.hpp"
 #include "validate/error_rules.hpp"
 #include "validate/link_rules.hpp"
@@ -46,16 +45,9 @@ std::vector<BandwidthBudget> budgets_of(const Evidence& evidence) {
       return b.subject == m.subject && b.direction == m.direction;
     });
     if (already != budgets.end()) continue;
-    const auto device = std::find_if(evidence.devices.begin(), evidence.devices.end(),
-                                     [&](const DeviceRecord& d) { return d.function.bdf == m.gpus.front(); });
-    if (device == evidence.devices.end()) continue;
-    const auto state = path_expected_state(device->path);
-    if (!state) continue;
-    const auto budget = link_budget(state.value());
-    if (!budget) continue;
-    const auto gbps = direction_budget_gbps(budget.value(), m.direction);
-    if (!gbps) continue;
-    budgets.push_back(BandwidthBudget{m.subject, m.direction, to_string(state.value()), gbps.value()});
+    if (const auto budget = gpu_path_budget(evidence, m.gpus.front(), m.direction)) {
+      budgets.push_back(BandwidthBudget{m.subject, m.direction, to_string(budget->link), budget->budget_gbps});
+    }
   }
   return budgets;
 }

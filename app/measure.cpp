@@ -14,14 +14,6 @@
 #include "topology/nvml.hpp"
 
 namespace pcieval::app {
-namespace {
-
-bool has_gpu(const Evidence& evidence) {
-  return std::any_of(evidence.devices.begin(), evidence.devices.end(),
-                     [](const DeviceRecord& d) { return d.function.kind == DeviceKind::kGpu; });
-}
-
-}  // namespace
 
 void measure(Evidence& evidence, const ProbeOptions& options) {
   const RunConfig& config = options.config;
@@ -38,7 +30,8 @@ void measure(Evidence& evidence, const ProbeOptions& options) {
                              "): probes that bind host memory to a NUMA node are skipped");
   }
 
-  const bool gpus = has_gpu(evidence);
+  const std::vector<PciAddress> gpu_addresses = gpus_to_sample(evidence);
+  const bool gpus = !gpu_addresses.empty();
   std::optional<NvmlLibrary> nvml;
   if (gpus) {
     if (auto loaded = NvmlLibrary::load()) {
@@ -52,17 +45,16 @@ void measure(Evidence& evidence, const ProbeOptions& options) {
   if (nvml) reader.emplace(*nvml);
   const NvmlReader* nvml_reader = reader ? &*reader : nullptr;
 
-  const std::vector<PciAddress> gpu_addresses = gpus_to_sample(evidence);
   // Counters of every port a GPU's copies cross: a rise between the reads is
   // a link that retried under this load. Every device's totals are already in
   // the discovery evidence.
-  const std::vector<PciAddress> counted = ports_to_sample(evidence);
-  const auto counters_before = read_error_counters(evidence.sysfs_root, counted, nvml_reader, gpu_addresses);
+  const std::vector<PciAddress> path_ports = ports_to_sample(evidence);
+  const auto counters_before = read_error_counters(evidence.sysfs_root, path_ports, nvml_reader, gpu_addresses);
 
   LoadSignal load;
   LinkSamplerOptions sampler_options;
   sampler_options.sysfs_root = evidence.sysfs_root;
-  sampler_options.ports = ports_to_sample(evidence);
+  sampler_options.ports = path_ports;
   sampler_options.nvml_gpus = gpu_addresses;
   sampler_options.nvml = nvml_reader;
   sampler_options.under_load = [&load] { return load.active(); };
@@ -81,7 +73,7 @@ void measure(Evidence& evidence, const ProbeOptions& options) {
   // each GPU's loaded state from its own samples, so a GPU the sampler could
   // not read is never judged as if it had been under load.
   if (sampler.running()) evidence.link_samples = sampler.stop();
-  const auto counters_after = read_error_counters(evidence.sysfs_root, counted, nvml_reader, gpu_addresses);
+  const auto counters_after = read_error_counters(evidence.sysfs_root, path_ports, nvml_reader, gpu_addresses);
   evidence.counters = counter_deltas(counters_before, counters_after);
   for (const auto& note : counters_after.notes) evidence.notes.push_back("error counters: " + note);
 

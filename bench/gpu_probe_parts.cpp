@@ -76,7 +76,7 @@ Result<LaneRates> time_lanes(const ProbeContext& context, std::span<CopyLane* co
   const TrialPlan plan{context.config.warmup_trials, context.config.trials, total_bytes};
   std::vector<TrialTiming> timings;
   Result<std::vector<double>> wall_gbps = [&] {
-    LoadGuard load(context);
+    LoadScope load(context.load);
     return run_trials(plan, [&]() -> Result<double> {
       auto timing = run_latched_trial(lanes, latch);
       if (!timing) return timing.error();

@@ -47,18 +47,6 @@ struct Placement {
   std::optional<bool> local;  // Measurement::host_numa_local
 };
 
-// Raises the load signal (when there is one) for its lifetime, so link
-// samples taken while copies run count as under load.
-class LoadGuard {
- public:
-  explicit LoadGuard(const ProbeContext& context) {
-    if (context.load != nullptr) scope_.emplace(*context.load);
-  }
-
- private:
-  std::optional<LoadScope> scope_;
-};
-
 struct LaneRates {
   std::vector<double> wall_gbps;               // every lane's bytes over the wall time, per kept trial
   std::vector<std::vector<double>> lane_gbps;  // [lane][trial]: each lane's bytes over its own time

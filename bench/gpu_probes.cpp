@@ -49,7 +49,6 @@ using gpu_probe_parts::kSweepTrialBytes;
 using gpu_probe_parts::lane_seed;
 using gpu_probe_parts::LaneRates;
 using gpu_probe_parts::LaneSetup;
-using gpu_probe_parts::LoadGuard;
 using gpu_probe_parts::local_placement;
 using gpu_probe_parts::MeasurementSpec;
 using gpu_probe_parts::numa_node_of;
@@ -278,7 +277,7 @@ class PageableProbe final : public GpuProbe {
         }
         const TrialPlan plan{context.config.warmup_trials, context.config.trials, lane.value().bytes_per_trial()};
         Result<std::vector<double>> trials = [&] {
-          LoadGuard load(context);
+          LoadScope load(context.load);
           return run_trials(plan, [&] { return lane.value().run_trial(); });
         }();
         if (!trials) {

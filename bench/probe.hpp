@@ -51,16 +51,21 @@ class LoadSignal {
   std::atomic<int> depth_{0};
 };
 
-// Raises the signal for its lifetime.
+// Raises the signal for its lifetime; a null signal (a context without one)
+// makes it a no-op, so probes need not check.
 class LoadScope {
  public:
-  explicit LoadScope(LoadSignal& signal) : signal_(signal) { signal_.raise(); }
+  explicit LoadScope(LoadSignal* signal) : signal_(signal) {
+    if (signal_ != nullptr) signal_->raise();
+  }
   LoadScope(const LoadScope&) = delete;
   LoadScope& operator=(const LoadScope&) = delete;
-  ~LoadScope() { signal_.lower(); }
+  ~LoadScope() {
+    if (signal_ != nullptr) signal_->lower();
+  }
 
  private:
-  LoadSignal& signal_;
+  LoadSignal* signal_;
 };
 
 // Everything a probe may look at. Probes only read it; the load signal is the

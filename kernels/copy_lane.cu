@@ -36,20 +36,6 @@ std::string lane_label(int ordinal, Direction direction, CopyMethod method) {
          std::string(to_string(method));
 }
 
-// Zeroes the counter, counts mismatches of `bytes` at `data` on `stream`, and
-// reads the count back.
-Result<std::uint64_t> count_mismatches(const Stream& stream, int blocks, const std::byte* data, std::size_t bytes,
-                                       std::uint32_t seed, const DeviceBuffer& counter) {
-  PCIEVAL_TRY_STATUS(detail::use_device(stream.ordinal()));
-  auto* count_word = reinterpret_cast<unsigned long long*>(counter.data());
-  PCIEVAL_CUDA_TRY(cudaMemsetAsync(count_word, 0, sizeof(unsigned long long), stream.handle()));
-  PCIEVAL_TRY_STATUS(detail::launch_count_mismatches(stream.handle(), blocks, data, bytes, seed, count_word));
-  PCIEVAL_TRY_STATUS(stream.synchronize());
-  unsigned long long mismatches = 0;
-  PCIEVAL_CUDA_TRY(cudaMemcpy(&mismatches, count_word, sizeof(mismatches), cudaMemcpyDeviceToHost));
-  return static_cast<std::uint64_t>(mismatches);
-}
-
 Error mismatch_error(const std::string& label, std::uint64_t mismatches, std::size_t bytes) {
   return make_error(label + ": " + std::to_string(mismatches) + " of " + std::to_string(bytes / 4) +
                     " 32-bit words of the destination differ from the source after the copy");
@@ -166,7 +152,8 @@ Status CopyLane::enqueue(Latch& latch) {
 Result<double> CopyLane::elapsed_s() const { return events_.elapsed_s(); }
 
 Result<std::uint64_t> CopyLane::count_destination_mismatches() const {
-  return count_mismatches(stream_, grid_blocks_, kernel_view_of_destination(), shape_.size_bytes, seed_, counter_);
+  return detail::count_mismatches_with(stream_, grid_blocks_, kernel_view_of_destination(), shape_.size_bytes, seed_,
+                                       counter_);
 }
 
 // --- run_latched_trial
@@ -280,7 +267,8 @@ Result<double> PageableLane::run_trial() {
 
   std::uint64_t mismatches = 0;
   if (to_device) {
-    auto counted = count_mismatches(stream_, blocks, device_.data(), device_.size_bytes(), seed_, counter_);
+    auto counted =
+        detail::count_mismatches_with(stream_, blocks, device_.data(), device_.size_bytes(), seed_, counter_);
     if (!counted) return make_error(label() + ": verification: " + counted.error().message);
     mismatches = counted.value();
   } else {

@@ -45,13 +45,23 @@ Result<std::uint64_t> count_mismatches_device(const Stream& stream, const std::b
   PCIEVAL_TRY_STATUS(detail::use_device(stream.ordinal()));
   PCIEVAL_ASSIGN_OR_RETURN(int blocks, detail::saturating_blocks(stream.ordinal()));
   PCIEVAL_ASSIGN_OR_RETURN(DeviceBuffer counter, DeviceBuffer::allocate(stream.ordinal(), sizeof(unsigned long long)));
+  return detail::count_mismatches_with(stream, blocks, data, bytes, seed, counter);
+}
+
+namespace detail {
+
+Result<std::uint64_t> count_mismatches_with(const Stream& stream, int blocks, const std::byte* data, std::size_t bytes,
+                                            std::uint32_t seed, const DeviceBuffer& counter) {
+  PCIEVAL_TRY_STATUS(use_device(stream.ordinal()));
   auto* count_word = reinterpret_cast<unsigned long long*>(counter.data());
   PCIEVAL_CUDA_TRY(cudaMemsetAsync(count_word, 0, sizeof(unsigned long long), stream.handle()));
-  PCIEVAL_TRY_STATUS(detail::launch_count_mismatches(stream.handle(), blocks, data, bytes, seed, count_word));
+  PCIEVAL_TRY_STATUS(launch_count_mismatches(stream.handle(), blocks, data, bytes, seed, count_word));
   PCIEVAL_TRY_STATUS(stream.synchronize());
   unsigned long long mismatches = 0;
   PCIEVAL_CUDA_TRY(cudaMemcpy(&mismatches, count_word, sizeof(mismatches), cudaMemcpyDeviceToHost));
   return static_cast<std::uint64_t>(mismatches);
 }
+
+}  // namespace detail
 
 }  // namespace pcieval

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/resources.hpp"
 #include "model/result.hpp"
 
 namespace pcieval::detail {
@@ -27,6 +28,13 @@ namespace pcieval::detail {
 // zeroes first).
 [[nodiscard]] Status launch_count_mismatches(cudaStream_t stream, int blocks, const std::byte* data, std::size_t bytes,
                                              std::uint32_t seed, unsigned long long* counter);
+
+// Zeroes `counter` (a device word), counts the mismatches of `bytes` at `data`
+// on `stream`, waits, and reads the count back (device_pattern.cu). The copy
+// lanes keep one counter for every trial; count_mismatches_device makes one.
+[[nodiscard]] Result<std::uint64_t> count_mismatches_with(const Stream& stream, int blocks, const std::byte* data,
+                                                          std::size_t bytes, std::uint32_t seed,
+                                                          const DeviceBuffer& counter);
 
 // Copies `bytes` from `source` to `destination` with 16-byte loads and stores,
 // grid-stride. Either side may be mapped host memory (its device address).

@@ -1,6 +1,7 @@
 // The evidence record: everything observed on one node, before any judgement.
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -56,5 +57,12 @@ struct Evidence {
   std::vector<LinkSample> link_samples;  // in time order
   std::vector<CounterDelta> counters;
 };
+
+// The record of the device at `address`, or nullptr when the evidence has none.
+[[nodiscard]] inline const DeviceRecord* find_device(const Evidence& evidence, const PciAddress& address) {
+  const auto found = std::find_if(evidence.devices.begin(), evidence.devices.end(),
+                                  [&](const DeviceRecord& d) { return d.function.bdf == address; });
+  return found == evidence.devices.end() ? nullptr : &*found;
+}
 
 }  // namespace pcieval

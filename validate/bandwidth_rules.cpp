@@ -25,11 +25,6 @@ std::string percent_text(double fraction) {
   return std::to_string(static_cast<int>(std::lround(fraction * 100))) + "%";
 }
 
-bool is_judged_measurement(const Measurement& m) {
-  return (m.probe == "h2d_ce" || m.probe == "d2h_ce") && m.aggregation == Aggregation::kAlone &&
-         m.host_memory == HostMemory::kPinned && m.gpus.size() == 1 && m.direction != Direction::kHostToHost;
-}
-
 Result<double> budget_of(const LinkState& state, Direction direction) {
   auto budget = link_budget(state);
   if (!budget) return budget.error();
@@ -74,15 +69,10 @@ std::optional<Verdict> judge_group(const Evidence& evidence, const Measurement& 
   std::optional<PciPath> uplink_path;
   double gpus_gbps = 0;
   for (const PciAddress& gpu : m.gpus) {
-    const auto device = std::find_if(evidence.devices.begin(), evidence.devices.end(),
-                                     [&](const DeviceRecord& d) { return d.function.bdf == gpu; });
-    if (device == evidence.devices.end()) return std::nullopt;
-    const auto own = path_expected_state(device->path);
+    const auto own = gpu_path_budget(evidence, gpu, m.direction);
     if (!own) return std::nullopt;
-    const auto own_gbps = budget_of(own.value(), m.direction);
-    if (!own_gbps) return std::nullopt;
-    gpus_gbps += own_gbps.value();
-    if (!uplink_path) uplink_path = path_above(device->path, port.value());
+    gpus_gbps += own->budget_gbps;
+    if (!uplink_path) uplink_path = path_above(own->device->path, port.value());
   }
   // GPUs directly under a root port share no PCIe link: nothing to judge.
   if (!uplink_path) return std::nullopt;
@@ -127,6 +117,21 @@ std::optional<Verdict> judge_group(const Evidence& evidence, const Measurement& 
 
 }  // namespace
 
+bool is_link_budget_measurement(const Measurement& m) {
+  return (m.probe == "h2d_ce" || m.probe == "d2h_ce") && m.aggregation == Aggregation::kAlone &&
+         m.host_memory == HostMemory::kPinned && m.gpus.size() == 1 && m.direction != Direction::kHostToHost;
+}
+
+std::optional<PathBudget> gpu_path_budget(const Evidence& evidence, const PciAddress& gpu, Direction direction) {
+  const DeviceRecord* device = find_device(evidence, gpu);
+  if (device == nullptr) return std::nullopt;
+  const auto expected = path_expected_state(device->path);
+  if (!expected) return std::nullopt;
+  const auto budget = budget_of(expected.value(), direction);
+  if (!budget) return std::nullopt;
+  return PathBudget{device, expected.value(), budget.value()};
+}
+
 std::vector<LinkState> links_that_fit(double measured_gbps, Direction direction, const LinkState& ceiling,
                                       double floor_fraction) {
   struct Fit {
@@ -162,22 +167,20 @@ std::vector<Verdict> judge_bandwidth(const Evidence& evidence, const BandwidthRu
       if (auto group = judge_group(evidence, m, options)) verdicts.push_back(std::move(*group));
       continue;
     }
-    if (!is_judged_measurement(m)) continue;
-    const auto device = std::find_if(evidence.devices.begin(), evidence.devices.end(),
-                                     [&](const DeviceRecord& d) { return d.function.bdf == m.gpus.front(); });
-    if (device == evidence.devices.end()) continue;
-    const auto expected = path_expected_state(device->path);
-    if (!expected) continue;
-    const auto budget = budget_of(expected.value(), m.direction);
-    if (!budget) continue;
+    if (!is_link_budget_measurement(m)) continue;
+    const auto path_budget = gpu_path_budget(evidence, m.gpus.front(), m.direction);
+    if (!path_budget) continue;
+    const DeviceRecord* device = path_budget->device;
+    const LinkState expected = path_budget->link;
+    const double budget_gbps = path_budget->budget_gbps;
 
     Verdict verdict;
     verdict.subject = to_string(m.gpus.front());
     const double median = m.stats.median_gbps;
-    const double fraction = median / budget.value();
+    const double fraction = median / budget_gbps;
     const std::string measured =
         m.probe + " " + gbps_text(median) + " (median of " + std::to_string(m.trials_gbps.size()) + " trials)";
-    const std::string against = "the " + to_string(expected.value()) + " budget " + gbps_text(budget.value());
+    const std::string against = "the " + to_string(expected) + " budget " + gbps_text(budget_gbps);
 
     if (static_cast<int>(m.trials_gbps.size()) < options.min_trials || m.stats.cv > options.max_cv) {
       verdict.status = VerdictStatus::kInconclusive;
@@ -208,10 +211,9 @@ std::vector<Verdict> judge_bandwidth(const Evidence& evidence, const BandwidthRu
     verdict.reason = measured;
     verdict.reason += " is " + percent_text(fraction) + " of " + against;
     verdict.reason += ", below the " + percent_text(options.floor_fraction) + " floor";
-    const auto fits = links_that_fit(median, m.direction, expected.value(), options.floor_fraction);
-    verdict.reason += fits.empty()
-                          ? "; it fits no x16-or-narrower link up to " + to_string(expected.value())
-                          : "; it fits " + join_states(fits) + ", not the expected " + to_string(expected.value());
+    const auto fits = links_that_fit(median, m.direction, expected, options.floor_fraction);
+    verdict.reason += fits.empty() ? "; it fits no x16-or-narrower link up to " + to_string(expected)
+                                   : "; it fits " + join_states(fits) + ", not the expected " + to_string(expected);
 
     // Likely causes, from the rest of the evidence.
     std::vector<std::string> causes;
@@ -226,7 +228,7 @@ std::vector<Verdict> judge_bandwidth(const Evidence& evidence, const BandwidthRu
                        ", not the GPU's");
     }
     if (const auto ceiling = host_ceiling_gbps(evidence, m.host_numa_node);
-        ceiling && *ceiling < options.floor_fraction * budget.value()) {
+        ceiling && *ceiling < options.floor_fraction * budget_gbps) {
       causes.push_back("host memory on that node feeds only " + gbps_text(*ceiling) + " (host_ceiling)");
     }
     if (causes.empty()) {

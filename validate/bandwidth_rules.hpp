@@ -2,6 +2,7 @@
 // should train to, and says which links a low number fits.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "model/evidence.hpp"
@@ -44,6 +45,22 @@ struct BandwidthRuleOptions {
 // A measurement whose GPU or path budget is unknown gets no verdict: the link
 // verdict of that GPU is already inconclusive.
 [[nodiscard]] std::vector<Verdict> judge_bandwidth(const Evidence& evidence, const BandwidthRuleOptions& options);
+
+// The measurements a link budget is for: h2d_ce and d2h_ce of one GPU alone,
+// from pinned memory. Bandwidth verdicts, compare and --baseline use these.
+[[nodiscard]] bool is_link_budget_measurement(const Measurement& m);
+
+// What a GPU's copies in one direction are held to: the budget of the state
+// its whole path should train to (path_expected_state), reads for h2d and
+// posted writes for d2h. nullopt when the GPU is not in the evidence or a
+// link of its path is unknown.
+struct PathBudget {
+  const DeviceRecord* device = nullptr;
+  LinkState link;
+  double budget_gbps = 0;
+};
+[[nodiscard]] std::optional<PathBudget> gpu_path_budget(const Evidence& evidence, const PciAddress& gpu,
+                                                        Direction direction);
 
 // Link states (generation 1..6, width 1..16) whose budget in `direction`
 // holds `measured_gbps` between floor_fraction x budget and the budget itself

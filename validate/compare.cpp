@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 
+#include "validate/bandwidth_rules.hpp"
 #include "validate/link_rules.hpp"
 
 namespace pcieval {
@@ -43,11 +44,10 @@ std::optional<std::string> device_link(const Results& results, const std::string
   return std::nullopt;
 }
 
-std::optional<double> median_of(const Results& results, const std::string& subject, const std::string& probe,
+std::optional<double> median_of(const Evidence& evidence, const std::string& subject, const std::string& probe,
                                 Direction direction) {
-  for (const Measurement& m : results.evidence.measurements) {
-    if (m.subject == subject && m.probe == probe && m.direction == direction && m.aggregation == Aggregation::kAlone &&
-        m.host_memory == HostMemory::kPinned) {
+  for (const Measurement& m : evidence.measurements) {
+    if (is_link_budget_measurement(m) && m.subject == subject && m.probe == probe && m.direction == direction) {
       return m.stats.median_gbps;
     }
   }
@@ -92,8 +92,8 @@ Comparison compare_results(const Results& before, const Results& after, const Co
     }
     for (const auto& [probe, direction] : {std::pair{std::string("h2d_ce"), Direction::kHostToDevice},
                                            std::pair{std::string("d2h_ce"), Direction::kDeviceToHost}}) {
-      BandwidthChange bandwidth{probe, direction, median_of(before, subject, probe, direction),
-                                median_of(after, subject, probe, direction)};
+      BandwidthChange bandwidth{probe, direction, median_of(before.evidence, subject, probe, direction),
+                                median_of(after.evidence, subject, probe, direction)};
       if (!bandwidth.before_gbps && !bandwidth.after_gbps) continue;
       change.line +=
           " " + probe + " " + gbps_text(bandwidth.before_gbps) + " -> " + gbps_text(bandwidth.after_gbps) + " GB/s,";
@@ -125,17 +125,10 @@ Comparison compare_results(const Results& before, const Results& after, const Co
 
 std::vector<Verdict> judge_against_baseline(const Evidence& now, const Evidence& baseline,
                                             const CompareOptions& options) {
-  Results now_results;
-  now_results.evidence = now;
-  Results baseline_results;
-  baseline_results.evidence = baseline;
   std::vector<Verdict> verdicts;
   for (const Measurement& m : now.measurements) {
-    if ((m.probe != "h2d_ce" && m.probe != "d2h_ce") || m.aggregation != Aggregation::kAlone ||
-        m.host_memory != HostMemory::kPinned) {
-      continue;
-    }
-    const auto known_good = median_of(baseline_results, m.subject, m.probe, m.direction);
+    if (!is_link_budget_measurement(m)) continue;
+    const auto known_good = median_of(baseline, m.subject, m.probe, m.direction);
     if (!known_good || m.stats.median_gbps >= (1.0 - options.max_drop_fraction) * *known_good) continue;
     Verdict verdict;
     verdict.subject = m.subject;

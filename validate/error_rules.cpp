@@ -27,9 +27,8 @@ double gigabytes_through(const Evidence& evidence, const PciAddress& device) {
     const double per_gpu_bytes = static_cast<double>(m.bytes_per_trial) / static_cast<double>(m.gpus.size()) *
                                  static_cast<double>(m.trials_gbps.size());
     for (const PciAddress& gpu : m.gpus) {
-      const auto record = std::find_if(evidence.devices.begin(), evidence.devices.end(),
-                                       [&](const DeviceRecord& d) { return d.function.bdf == gpu; });
-      if (record != evidence.devices.end() && on_path_of(*record, device)) bytes += per_gpu_bytes;
+      const DeviceRecord* record = find_device(evidence, gpu);
+      if (record != nullptr && on_path_of(*record, device)) bytes += per_gpu_bytes;
     }
   }
   return bytes / kBytesPerGigabyte;

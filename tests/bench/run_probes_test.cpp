@@ -125,14 +125,15 @@ TEST(LoadSignal, NestedScopesKeepItRaisedUntilTheLastEnds) {
   LoadSignal signal;
   EXPECT_FALSE(signal.active());
   {
-    LoadScope outer(signal);
+    LoadScope outer(&signal);
     {
-      LoadScope inner(signal);
+      LoadScope inner(&signal);
       EXPECT_TRUE(signal.active());
     }
     EXPECT_TRUE(signal.active());
   }
   EXPECT_FALSE(signal.active());
+  LoadScope without_signal(nullptr);  // a context without a signal: no effect, no crash
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "gpu/gpu_test_util.hpp"
 #include "kernels/cuda_device.hpp"
 #include "kernels/device_pattern.hpp"
 #include "kernels/latch.hpp"
@@ -24,22 +25,9 @@
 namespace pcieval {
 namespace {
 
-// No host link today moves more than this (PCIe Gen6 x16 is about 121 GB/s
-// per direction, NVLink-C2C about 450): above it the timer is broken.
-constexpr double kSaneCeilingGbps = 1000;
+using testing::kSaneCeilingGbps;
+
 constexpr std::size_t kCopyBytes = std::size_t{64} << 20;
-
-std::optional<std::string> no_gpu_reason() {
-  if (!built_with_cuda()) return std::string(kBuiltWithoutCudaMessage);
-  auto count = cuda_device_count();
-  if (!count) return "no usable CUDA device: " + count.error().message;
-  return std::nullopt;
-}
-
-#define SKIP_WITHOUT_GPU()                                      \
-  do {                                                          \
-    if (auto reason = no_gpu_reason()) GTEST_SKIP() << *reason; \
-  } while (false)
 
 // Page-aligned anonymous host memory, as NumaBuffer gives (kernels/ tests do
 // not link topology/).

@@ -11,23 +11,12 @@
 #include <thread>
 #include <utility>
 
+#include "gpu/gpu_test_util.hpp"
 #include "kernels/cuda_device.hpp"
 #include "kernels/resources.hpp"
 
 namespace pcieval {
 namespace {
-
-std::optional<std::string> no_gpu_reason() {
-  if (!built_with_cuda()) return std::string(kBuiltWithoutCudaMessage);
-  auto count = cuda_device_count();
-  if (!count) return "no usable CUDA device: " + count.error().message;
-  return std::nullopt;
-}
-
-#define SKIP_WITHOUT_GPU()                                      \
-  do {                                                          \
-    if (auto reason = no_gpu_reason()) GTEST_SKIP() << *reason; \
-  } while (false)
 
 template <class T>
 T take(Result<T> result) {

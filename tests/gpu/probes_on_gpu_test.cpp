@@ -11,22 +11,17 @@
 #include <utility>
 
 #include "bench/probe.hpp"
+#include "gpu/gpu_test_util.hpp"
 #include "kernels/cuda_device.hpp"
 #include "topology/hwloc_locality.hpp"
 
 namespace pcieval {
 namespace {
 
+using testing::kSaneCeilingGbps;
+using testing::no_gpu_reason;
+
 using ::testing::HasSubstr;
-
-constexpr double kSaneCeilingGbps = 1000;
-
-std::optional<std::string> no_gpu_reason() {
-  if (!built_with_cuda()) return std::string(kBuiltWithoutCudaMessage);
-  auto count = cuda_device_count();
-  if (!count) return "no usable CUDA device: " + count.error().message;
-  return std::nullopt;
-}
 
 class ProbesOnGpu : public ::testing::Test {
  protected:
