@@ -1,12 +1,16 @@
 // `pcieval compare BEFORE AFTER`: did the fix work, and did nothing else get
-// worse? Both documents are judged again with this pcieval's rules first, so
-// a file written by an older version is compared on equal terms.
+// worse? Both documents are judged again with this pcieval's rules and one
+// threshold profile first (--profile, else the AFTER document's), so a file
+// written by an older version or with other thresholds is compared on equal
+// terms.
 #include <iostream>
 #include <utility>
 
 #include "app/commands.hpp"
+#include "report/profile_json.hpp"
 #include "report/results_reader.hpp"
 #include "validate/compare.hpp"
+#include "validate/thresholds.hpp"
 
 namespace pcieval::app {
 
@@ -21,9 +25,30 @@ int run_compare(const CompareOptions& options) {
     print_error(after.error().message);
     return kExitUsage;
   }
+  ThresholdProfile profile = after.value().thresholds;
+  if (options.profile_path) {
+    auto read = read_profile_file(*options.profile_path);
+    if (read) {
+      if (const Status valid = check_profile(read.value()); !valid)
+        read = Error{*options.profile_path + ": " + valid.error().message};
+    }
+    if (!read) {
+      print_error("--profile: " + read.error().message);
+      return kExitUsage;
+    }
+    profile = std::move(read).value();
+  } else if (profile_to_json(before.value().thresholds) != profile_to_json(profile)) {
+    std::cout << "note: BEFORE was judged with thresholds '" << before.value().thresholds.name << "' ("
+              << before.value().thresholds.source << "); both are judged again with AFTER's '" << profile.name << "' ("
+              << profile.source << ")\n";
+  }
+  before.value().thresholds = profile;
+  after.value().thresholds = profile;
   judge(before.value(), std::nullopt);
   judge(after.value(), std::nullopt);
-  const Comparison comparison = compare_results(before.value(), after.value(), pcieval::CompareOptions{});
+  pcieval::CompareOptions compare;
+  compare.max_drop_fraction = profile.defaults.baseline_max_drop_fraction;
+  const Comparison comparison = compare_results(before.value(), after.value(), compare);
 
   for (const SubjectChange& change : comparison.subjects) std::cout << change.line << "\n";
   const std::string after_text(to_string(comparison.after_overall));

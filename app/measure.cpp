@@ -2,12 +2,17 @@
 // machine while sampling every GPU path's link state, and adds what it saw to
 // the evidence. Only app/ wires topology/ (NVML, sampler, counters) and
 // bench/ (the probes) together.
+#include <unistd.h>
+
 #include <algorithm>
+#include <iostream>
+#include <map>
 #include <optional>
 #include <string>
 
 #include "app/commands.hpp"
 #include "bench/probe.hpp"
+#include "bench/progress.hpp"
 #include "topology/error_counters.hpp"
 #include "topology/hwloc_locality.hpp"
 #include "topology/link_sampler.hpp"
@@ -48,6 +53,20 @@ void measure(Evidence& evidence, const ProbeOptions& options) {
   // Counters of every port a GPU's copies cross: a rise between the reads is
   // a link that retried under this load. Every device's totals are already in
   // the discovery evidence.
+  // Before anything of ours runs: a GPU already busy is someone else's job
+  // sharing the link, and the validator will not trust its numbers.
+  std::map<PciAddress, int> utilization_before;
+  if (nvml_reader != nullptr) {
+    for (const PciAddress& gpu : gpu_addresses) {
+      if (auto busy = nvml_reader->read_utilization_gpu_percent(gpu)) {
+        utilization_before[gpu] = busy.value();
+      } else {
+        evidence.notes.push_back("NVML utilisation of " + to_string(gpu) + " not read (" + busy.error().message +
+                                 "): whether it was busy before the probes is unknown");
+      }
+    }
+  }
+
   const std::vector<PciAddress> path_ports = ports_to_sample(evidence);
   const auto counters_before = read_error_counters(evidence.sysfs_root, path_ports, nvml_reader, gpu_addresses);
 
@@ -67,7 +86,17 @@ void measure(Evidence& evidence, const ProbeOptions& options) {
 
   const ProbeRegistry registry = make_probe_registry();
   const ProbeContext context{evidence, config, topology ? &*topology : nullptr, &load};
-  EngineOutput output = run_probes(registry, context);
+  EngineOutput output;
+  {
+    // Progress on stderr: redrawn on a terminal, plain lines for logs. Gone
+    // (its status line cleared) before the table is printed.
+    std::optional<ProgressReporter> progress;
+    if (options.progress) {
+      progress.emplace(std::cerr, ::isatty(STDERR_FILENO) != 0 ? ProgressReporter::Style::kTerminal
+                                                               : ProgressReporter::Style::kLines);
+    }
+    output = run_probes(registry, context, progress ? &*progress : nullptr);
+  }
 
   // evidence.gpus_under_load stays as discovery left it: the validator takes
   // each GPU's loaded state from its own samples, so a GPU the sampler could
@@ -83,6 +112,9 @@ void measure(Evidence& evidence, const ProbeOptions& options) {
       std::vector<std::string> notes;
       if (auto link = nvml_reader->read(device.function.bdf, &notes)) {
         device.nvml = std::move(link).value();
+        if (const auto busy = utilization_before.find(device.function.bdf); busy != utilization_before.end()) {
+          device.nvml->utilization_gpu_percent = busy->second;
+        }
       } else {
         device.notes.push_back("NVML: " + link.error().message);
       }

@@ -52,6 +52,11 @@ struct NvmlGpuLink {
   std::optional<std::uint64_t> rx_kbps;
   std::optional<int> pstate;  // 0 (P0, full power) .. 15
   bool under_load = false;
+  std::optional<std::string> name;  // nvmlDeviceGetName: "NVIDIA H100 80GB HBM3"
+  // nvmlDeviceGetUtilizationRates' gpu: the percent of the last sample period
+  // in which a kernel ran. A live run reads it before any probe (another
+  // job's kernels would share the link); a capture states it at capture time.
+  std::optional<int> utilization_gpu_percent;
 };
 
 }  // namespace pcieval

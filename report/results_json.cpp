@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "report/profile_json_detail.hpp"
+
 namespace pcieval {
 namespace {
 
@@ -136,6 +138,8 @@ Json nvml_json(const std::optional<NvmlGpuLink>& nvml) {
   out["rx_kbps"] = value_or_null(nvml->rx_kbps);
   out["pstate"] = value_or_null(nvml->pstate);
   out["under_load"] = nvml->under_load;
+  out["name"] = value_or_null(nvml->name);
+  out["utilization_gpu_percent"] = value_or_null(nvml->utilization_gpu_percent);
   return out;
 }
 
@@ -328,6 +332,8 @@ std::string results_to_json(const Results& results) {
   document["measurements"] = array_of(evidence.measurements, measurement_json);
   document["link_samples"] = array_of(evidence.link_samples, link_sample_json);
   document["counters"] = array_of(evidence.counters, counter_json);
+  // Schema 1.2: the thresholds the verdicts below were drawn with.
+  document["thresholds"] = profile_json::to_json(results.thresholds);
   document["verdicts"] = std::move(verdicts);
   document["overall"] = std::string(to_string(results.overall));
   document["summary"] = results.summary;

@@ -13,6 +13,7 @@
 
 #include "report/input_file.hpp"
 #include "report/json_document.hpp"
+#include "report/profile_json_detail.hpp"
 
 namespace pcieval {
 namespace {
@@ -27,22 +28,6 @@ constexpr std::array kPositions = {LinkPosition::kDeviceLink, LinkPosition::kUpl
 constexpr std::array kStatuses = {VerdictStatus::kPass,         VerdictStatus::kLinkDowngraded,
                                   VerdictStatus::kBandwidthLow, VerdictStatus::kLinkErrors,
                                   VerdictStatus::kMissing,      VerdictStatus::kInconclusive};
-constexpr std::array kCodes = {ReasonCode::kLinkAtExpectedState,
-                               ReasonCode::kLinkSpeedBelowExpected,
-                               ReasonCode::kLinkWidthBelowExpected,
-                               ReasonCode::kLinkSpeedAndWidthBelowExpected,
-                               ReasonCode::kGpuLinkSpeedIdle,
-                               ReasonCode::kLinkStateUnknown,
-                               ReasonCode::kLinkAboveCapability,
-                               ReasonCode::kGpusMissing,
-                               ReasonCode::kLinkPathUnknown,
-                               ReasonCode::kProbeFailed,
-                               ReasonCode::kBandwidthAtBudget,
-                               ReasonCode::kBandwidthBelowBudget,
-                               ReasonCode::kBandwidthTooNoisy,
-                               ReasonCode::kBandwidthBelowBaseline,
-                               ReasonCode::kUncorrectableErrorsUnderLoad,
-                               ReasonCode::kCorrectableErrorsUnderLoad};
 constexpr std::array kOveralls = {Overall::kPass, Overall::kFail, Overall::kInconclusive};
 constexpr std::array kDirections = {Direction::kHostToDevice, Direction::kDeviceToHost, Direction::kHostToHost};
 constexpr std::array kMethods = {CopyMethod::kCopyEngine, CopyMethod::kSmKernel, CopyMethod::kCpuThreads};
@@ -57,6 +42,9 @@ constexpr std::array<std::string_view, 2> kProbeModes = {"quick", "full"};
 // of 1.0.x lack those fields and read as "no probe ran"; from 1.1 on they are
 // required like any other.
 constexpr int kMinorWithProbes = 1;
+// The minor version that added the thresholds object and NVML name and
+// utilisation.
+constexpr int kMinorWithThresholds = 2;
 
 constexpr std::string_view kNotInDocument = "not in the results document";
 
@@ -236,6 +224,11 @@ std::optional<NvmlGpuLink> read_nvml(DocumentReader& in, const Node& node) {
   nvml.rx_kbps = in.count_or_null(in.member(node, "rx_kbps"));
   nvml.pstate = narrowed<int>(in.integer_or_null(in.member(node, "pstate"), 0, 15));
   nvml.under_load = in.boolean(in.member(node, "under_load"));
+  // Added in 1.2: absent in older documents.
+  if (const auto name = in.member_if_present(node, "name")) nvml.name = in.text_or_null(*name);
+  if (const auto busy = in.member_if_present(node, "utilization_gpu_percent")) {
+    nvml.utilization_gpu_percent = narrowed<int>(in.integer_or_null(*busy, 0, 100));
+  }
   return nvml;
 }
 
@@ -381,13 +374,25 @@ CounterDelta read_counter(DocumentReader& in, const Node& node) {
   return counter;
 }
 
+// A code this pcieval knows; a newer document's new code is an error, since
+// its verdicts could not be re-judged or compared faithfully.
+ReasonCode read_code(DocumentReader& in, const Node& node) {
+  const std::string name = in.text(node);
+  if (!in.ok()) return ReasonCode::kLinkStateUnknown;
+  for (ReasonCode code : all_reason_codes()) {
+    if (to_string(code) == name) return code;
+  }
+  in.fail(node, "unknown reason code " + json_document::quote(name));
+  return ReasonCode::kLinkStateUnknown;
+}
+
 Verdict read_verdict(DocumentReader& in, const Node& node) {
   Verdict verdict;
   const Node subject = in.member(node, "subject");
   verdict.subject = in.text(subject);
   if (in.ok() && verdict.subject.empty()) in.fail(subject, "expected a bdf or \"node\", got an empty string");
   verdict.status = in.one_of(in.member(node, "status"), kStatuses);
-  verdict.code = in.one_of(in.member(node, "code"), kCodes);
+  verdict.code = read_code(in, in.member(node, "code"));
   if (const Node link = in.member(node, "link"); in.object_or_null(link)) {
     verdict.link = LinkRef{in.address(in.member(link, "downstream")), in.address(in.member(link, "upstream"))};
   }
@@ -461,6 +466,11 @@ Results read_document(DocumentReader& in, const Node& root) {
   }
   if (const auto counters = field_since_1_1(in, root, "counters", minor)) {
     for (const Node& item : in.items(*counters)) evidence.counters.push_back(read_counter(in, item));
+  }
+  // 1.2 added the thresholds; an older document was judged with the
+  // defaults of its day, which the built-in profile stands in for.
+  if (minor >= kMinorWithThresholds) {
+    results.thresholds = profile_json::read(in, in.member(root, "thresholds"), true);
   }
   for (const Node& verdict : in.items(in.member(root, "verdicts")))
     results.verdicts.push_back(read_verdict(in, verdict));

@@ -148,6 +148,8 @@ Result<NvmlApi> resolve_nvml_api(const std::function<void*(const char* symbol)>&
   want(api.device_get_pcie_replay_counter, "nvmlDeviceGetPcieReplayCounter", false);
   want(api.device_get_pcie_throughput, "nvmlDeviceGetPcieThroughput", false);
   want(api.device_get_performance_state, "nvmlDeviceGetPerformanceState", false);
+  want(api.device_get_name, "nvmlDeviceGetName", false);
+  want(api.device_get_utilization_rates, "nvmlDeviceGetUtilizationRates", false);
   if (!missing_required.empty()) {
     std::string names;
     for (const auto& name : missing_required) names += (names.empty() ? "" : ", ") + name;
@@ -328,7 +330,34 @@ Result<NvmlGpuLink> NvmlReader::read(const PciAddress& gpu, std::vector<std::str
       link.pstate = pstate;
     }
   }
+  if (api_->device_get_name == nullptr) {
+    note("nvmlDeviceGetName", "not exported by this driver");
+  } else {
+    std::array<char, kNvmlDeviceNameBufferSize> name{};
+    const NvmlReturn code = api_->device_get_name(device, name.data(), kNvmlDeviceNameBufferSize);
+    if (code != kNvmlSuccess) {
+      note("nvmlDeviceGetName", code_text(code));
+    } else {
+      name.back() = '\0';  // NVML terminates it; a broken driver must not make us read past the buffer
+      link.name = std::string(name.data());
+    }
+  }
   return link;
+}
+
+Result<int> NvmlReader::read_utilization_gpu_percent(const PciAddress& gpu) const {
+  if (api_->device_get_utilization_rates == nullptr) {
+    return make_error("nvmlDeviceGetUtilizationRates: not exported by this driver");
+  }
+  auto found = find_gpu(gpu);
+  if (!found) return found.error();
+  NvmlUtilization utilization;
+  const NvmlReturn code = api_->device_get_utilization_rates(found.value(), &utilization);
+  if (code != kNvmlSuccess) return make_error("nvmlDeviceGetUtilizationRates: " + code_text(code));
+  if (utilization.gpu > 100) {
+    return make_error("nvmlDeviceGetUtilizationRates: " + std::to_string(utilization.gpu) + "% is not a percentage");
+  }
+  return static_cast<int>(utilization.gpu);
 }
 
 NvmlCurrentLink NvmlReader::read_current_link(NvmlDevice device) const noexcept {

@@ -30,6 +30,7 @@ inline constexpr NvmlReturn kNvmlErrorInvalidArgument = 2;
 inline constexpr NvmlReturn kNvmlErrorNotSupported = 3;
 inline constexpr NvmlReturn kNvmlErrorNoPermission = 4;
 inline constexpr NvmlReturn kNvmlErrorNotFound = 6;
+inline constexpr NvmlReturn kNvmlErrorInsufficientSize = 7;
 inline constexpr NvmlReturn kNvmlErrorInsufficientPower = 8;
 inline constexpr NvmlReturn kNvmlErrorDriverNotLoaded = 9;
 inline constexpr NvmlReturn kNvmlErrorLibraryNotFound = 12;
@@ -47,6 +48,15 @@ enum class NvmlPcieUtilCounter : int {
 
 // nvmlPstates_t: 0 (P0, full power) .. 15, and NVML_PSTATE_UNKNOWN.
 inline constexpr int kNvmlPstateUnknown = 32;
+
+// nvmlUtilization_t: percent of the last sample period (1/6 s to 1 s) in which
+// a kernel ran (gpu) and device memory was read or written (memory).
+struct NvmlUtilization {
+  unsigned int gpu = 0;
+  unsigned int memory = 0;
+};
+// NVML_DEVICE_NAME_V2_BUFFER_SIZE: room for any name nvmlDeviceGetName returns.
+inline constexpr unsigned int kNvmlDeviceNameBufferSize = 96;
 
 // "NVML_ERROR_DRIVER_NOT_LOADED"; "NVML_SUCCESS"; an unknown code gives
 // "NVML_ERROR_<code>" so a newer driver's code is still reported.
@@ -72,6 +82,8 @@ struct NvmlApi {
   NvmlReturn (*device_get_pcie_throughput)(NvmlDevice, NvmlPcieUtilCounter, unsigned int*) = nullptr;
   // nvmlPstates_t* in nvml.h: a C enum whose values (0..15, 32) fit any int type.
   NvmlReturn (*device_get_performance_state)(NvmlDevice, int*) = nullptr;
+  NvmlReturn (*device_get_name)(NvmlDevice, char*, unsigned int) = nullptr;
+  NvmlReturn (*device_get_utilization_rates)(NvmlDevice, NvmlUtilization*) = nullptr;
 };
 
 inline constexpr std::string_view kNvmlLibraryName = "libnvidia-ml.so.1";
@@ -159,6 +171,10 @@ class NvmlReader {
 
   // nvmlDeviceGetPcieReplayCounter, for the before/after counters.
   [[nodiscard]] Result<std::uint64_t> read_replay_counter(const PciAddress& gpu) const;
+
+  // nvmlDeviceGetUtilizationRates' gpu percent, read before the probes: a GPU
+  // running someone else's kernels shares its link with them.
+  [[nodiscard]] Result<int> read_utilization_gpu_percent(const PciAddress& gpu) const;
 
  private:
   const NvmlApi* api_;

@@ -7,6 +7,7 @@
 
 #include "validate/budget.hpp"
 #include "validate/link_rules.hpp"
+#include "validate/thresholds.hpp"
 
 namespace pcieval {
 namespace {
@@ -49,6 +50,28 @@ std::string join_states(const std::vector<LinkState>& states) {
   return text;
 }
 
+// Whether NVML read `device` busier than the profile allows before any probe.
+bool busy_before_run(const DeviceRecord& device, const ThresholdSet& thresholds) {
+  return device.nvml && device.nvml->utilization_gpu_percent &&
+         *device.nvml->utilization_gpu_percent > thresholds.max_gpu_utilization_percent;
+}
+
+// A judged fraction at or above the floor: a pass, with a warning when it
+// sits in the band just above the floor.
+void mark_pass(Verdict& verdict, double fraction, const BandwidthThresholds& thresholds) {
+  verdict.status = VerdictStatus::kPass;
+  if (fraction >= thresholds.warn_fraction) {
+    verdict.code = ReasonCode::kBandwidthAtBudget;
+    return;
+  }
+  verdict.code = ReasonCode::kBandwidthInWarningBand;
+  verdict.reason += ", in the warning band between the " + percent_text(thresholds.floor_fraction) + " floor and " +
+                    percent_text(thresholds.warn_fraction);
+  verdict.remediation =
+      "Not a failure: compare with the same GPU model on other nodes (pcieval fleet merge) or with this node's "
+      "known-good run (--baseline); a link that keeps sliding toward the floor is degrading.";
+}
+
 // The part of a path from the link whose downstream end is `port` up to the
 // root, or nothing when the port is not a link's downstream end there.
 std::optional<PciPath> path_above(const PciPath& path, const PciAddress& port) {
@@ -60,8 +83,7 @@ std::optional<PciPath> path_above(const PciPath& path, const PciAddress& port) {
 
 // group_ce: the total of GPUs sharing a switch uplink, against the lower of
 // the uplink's budget and the sum of the GPUs' own budgets.
-std::optional<Verdict> judge_group(const Evidence& evidence, const Measurement& m,
-                                   const BandwidthRuleOptions& options) {
+std::optional<Verdict> judge_group(const Evidence& evidence, const Measurement& m, const ThresholdProfile& profile) {
   const std::string prefix = "port ";
   if (m.subject.rfind(prefix, 0) != 0) return std::nullopt;
   auto port = parse_pci_address(m.subject.substr(prefix.size()));
@@ -71,6 +93,8 @@ std::optional<Verdict> judge_group(const Evidence& evidence, const Measurement& 
   for (const PciAddress& gpu : m.gpus) {
     const auto own = gpu_path_budget(evidence, gpu, m.direction);
     if (!own) return std::nullopt;
+    // A busy GPU's own verdict already says the run proves nothing for it.
+    if (busy_before_run(*own->device, thresholds_for(profile, own->device))) return std::nullopt;
     gpus_gbps += own->budget_gbps;
     if (!uplink_path) uplink_path = path_above(own->device->path, port.value());
   }
@@ -80,6 +104,8 @@ std::optional<Verdict> judge_group(const Evidence& evidence, const Measurement& 
   if (!uplink_state) return std::nullopt;
   const auto uplink_gbps = budget_of(uplink_state.value(), m.direction);
   if (!uplink_gbps) return std::nullopt;
+  // A shared uplink has no GPU model of its own: the node-wide thresholds.
+  const BandwidthThresholds options = bandwidth_thresholds_for(thresholds_for(profile, nullptr), m.probe, m.direction);
   const bool uplink_limits = uplink_gbps.value() < gpus_gbps;
   const double budget = std::min(uplink_gbps.value(), gpus_gbps);
 
@@ -100,8 +126,7 @@ std::optional<Verdict> judge_group(const Evidence& evidence, const Measurement& 
   }
   verdict.reason = what + " is " + percent_text(fraction) + " of " + against;
   if (fraction >= options.floor_fraction) {
-    verdict.status = VerdictStatus::kPass;
-    verdict.code = ReasonCode::kBandwidthAtBudget;
+    mark_pass(verdict, fraction, options);
     return verdict;
   }
   verdict.status = VerdictStatus::kBandwidthLow;
@@ -159,12 +184,13 @@ std::vector<LinkState> links_that_fit(double measured_gbps, Direction direction,
   return states;
 }
 
-std::vector<Verdict> judge_bandwidth(const Evidence& evidence, const BandwidthRuleOptions& options) {
+std::vector<Verdict> judge_bandwidth(const Evidence& evidence, const ThresholdProfile& profile) {
   std::vector<Verdict> verdicts;
   const std::vector<Verdict> link_verdicts = judge_links(evidence, {});
+  std::vector<PciAddress> busy_reported;
   for (const Measurement& m : evidence.measurements) {
     if (m.probe == "group_ce" && m.aggregation == Aggregation::kTotalOverWallTime) {
-      if (auto group = judge_group(evidence, m, options)) verdicts.push_back(std::move(*group));
+      if (auto group = judge_group(evidence, m, profile)) verdicts.push_back(std::move(*group));
       continue;
     }
     if (!is_link_budget_measurement(m)) continue;
@@ -173,6 +199,26 @@ std::vector<Verdict> judge_bandwidth(const Evidence& evidence, const BandwidthRu
     const DeviceRecord* device = path_budget->device;
     const LinkState expected = path_budget->link;
     const double budget_gbps = path_budget->budget_gbps;
+    const ThresholdSet thresholds = thresholds_for(profile, device);
+    const BandwidthThresholds options = bandwidth_thresholds_for(thresholds, m.probe, m.direction);
+
+    if (busy_before_run(*device, thresholds)) {
+      if (std::find(busy_reported.begin(), busy_reported.end(), device->function.bdf) != busy_reported.end()) continue;
+      busy_reported.push_back(device->function.bdf);
+      Verdict busy;
+      busy.subject = to_string(device->function.bdf);
+      busy.status = VerdictStatus::kInconclusive;
+      busy.code = ReasonCode::kGpuBusyBeforeRun;
+      busy.reason = "the GPU was " + std::to_string(*device->nvml->utilization_gpu_percent) +
+                    "% busy before the probes (NVML utilisation; at most " +
+                    std::to_string(thresholds.max_gpu_utilization_percent) +
+                    "% allowed): another job shared its link, so its copy bandwidth proves nothing";
+      busy.remediation =
+          "Run on a drained node: `nvidia-smi` lists the processes on the GPU; under Slurm, drain the node or run "
+          "pcieval in an exclusive job.";
+      verdicts.push_back(std::move(busy));
+      continue;
+    }
 
     Verdict verdict;
     verdict.subject = to_string(m.gpus.front());
@@ -197,10 +243,9 @@ std::vector<Verdict> judge_bandwidth(const Evidence& evidence, const BandwidthRu
       continue;
     }
     if (fraction >= options.floor_fraction) {
-      verdict.status = VerdictStatus::kPass;
-      verdict.code = ReasonCode::kBandwidthAtBudget;
       verdict.reason = measured;
       verdict.reason += " is " + percent_text(fraction) + " of " + against;
+      mark_pass(verdict, fraction, options);
       verdicts.push_back(std::move(verdict));
       continue;
     }

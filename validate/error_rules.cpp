@@ -6,6 +6,7 @@
 #include <string>
 
 #include "model/units.hpp"
+#include "validate/thresholds.hpp"
 
 namespace pcieval {
 namespace {
@@ -36,7 +37,7 @@ double gigabytes_through(const Evidence& evidence, const PciAddress& device) {
 
 }  // namespace
 
-std::vector<Verdict> judge_error_counters(const Evidence& evidence, const ErrorRuleOptions& options) {
+std::vector<Verdict> judge_error_counters(const Evidence& evidence, const ThresholdProfile& profile) {
   std::map<PciAddress, std::vector<const CounterDelta*>> grown;
   for (const CounterDelta& delta : evidence.counters) {
     if (delta.after > delta.before) grown[delta.device].push_back(&delta);
@@ -72,10 +73,13 @@ std::vector<Verdict> judge_error_counters(const Evidence& evidence, const ErrorR
     const double gigabytes = gigabytes_through(evidence, device);
     if (correctable.empty() || gigabytes <= 0) continue;
     const double per_gb = static_cast<double>(correctable_count) / gigabytes;
-    if (per_gb <= options.correctable_per_gb) continue;
+    // A GPU's own override applies to its counters; a port's are held to
+    // the node-wide defaults (find_device knows endpoints only).
+    const double tolerated_per_gb = thresholds_for(profile, find_device(evidence, device)).correctable_errors_per_gb;
+    if (per_gb <= tolerated_per_gb) continue;
     char rate[96];
     std::snprintf(rate, sizeof rate, "%.2f per GB over %.1f GB, tolerated %g per GB", per_gb, gigabytes,
-                  options.correctable_per_gb);
+                  tolerated_per_gb);
     verdict.code = ReasonCode::kCorrectableErrorsUnderLoad;
     verdict.reason = "correctable PCIe errors while the probes ran: " + correctable + " (" + rate + ")";
     verdict.remediation =

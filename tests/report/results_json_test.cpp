@@ -36,8 +36,8 @@ TEST_F(ResultsJsonTest, TopLevelFieldsInSchemaOrder) {
   const auto ordered = nlohmann::ordered_json::parse(results_to_json(results_));
   for (const auto& [key, value] : ordered.items()) keys.push_back(key);
   EXPECT_EQ(keys, (std::vector<std::string>{"schema_version", "tool", "host", "sources", "devices", "probe_settings",
-                                            "probes", "measurements", "link_samples", "counters", "verdicts", "overall",
-                                            "summary", "notes"}));
+                                            "probes", "measurements", "link_samples", "counters", "thresholds",
+                                            "verdicts", "overall", "summary", "notes"}));
   EXPECT_EQ(document_["schema_version"], kResultsSchemaVersion);
   EXPECT_EQ(document_["tool"], (Json{{"name", "pcieval"}, {"version", "0.1.0"}}));
   EXPECT_EQ(document_["host"], (Json{{"hostname", "hgx-b07"}, {"kernel", "5.15.0-126-generic"}}));
@@ -290,12 +290,37 @@ TEST_F(ProbeEvidenceJsonTest, CountersAndNvml) {
                                                              {"tx_kbps", 310},
                                                              {"rx_kbps", 27105000},
                                                              {"pstate", 0},
-                                                             {"under_load", true}}));
+                                                             {"under_load", true},
+                                                             {"name", nullptr},
+                                                             {"utilization_gpu_percent", nullptr}}));
   const Json& idle = device(document_, "0000:ca:00.0")["nvml"];
   EXPECT_TRUE(idle["tx_kbps"].is_null());
   EXPECT_EQ(idle["pstate"], 8);
   EXPECT_EQ(idle["under_load"], false);
   EXPECT_TRUE(device(document_, "0000:18:00.0")["nvml"].is_null());
+}
+
+TEST_F(ResultsJsonTest, ThresholdsAreWrittenInFull) {
+  results_.thresholds.name = "burn-in";
+  results_.thresholds.source = "/etc/pcieval/burn-in.json";
+  results_.thresholds.defaults.bandwidth.floor_fraction = 0.8;
+  ThresholdOverride a100;
+  a100.match.device_id = 0x20b5;
+  a100.floor_fraction = 0.7;
+  a100.per_probe.push_back(ProbeThresholds{"group_ce", Direction::kDeviceToHost, 0.6, std::nullopt});
+  results_.thresholds.overrides.push_back(a100);
+  const Json thresholds = parse(results_to_json(results_))["thresholds"];
+  EXPECT_EQ(thresholds["name"], "burn-in");
+  EXPECT_EQ(thresholds["source"], "/etc/pcieval/burn-in.json");
+  EXPECT_EQ(thresholds["defaults"]["floor_fraction"], 0.8);
+  EXPECT_EQ(thresholds["defaults"]["warn_fraction"], 0.80);
+  EXPECT_EQ(thresholds["defaults"]["max_gpu_utilization_percent"], 5);
+  ASSERT_EQ(thresholds["overrides"].size(), 1U);
+  EXPECT_EQ(thresholds["overrides"][0]["match"]["device_id"], "20b5");
+  EXPECT_TRUE(thresholds["overrides"][0]["match"]["name_contains"].is_null());
+  EXPECT_EQ(thresholds["overrides"][0]["floor_fraction"], 0.7);
+  EXPECT_TRUE(thresholds["overrides"][0]["max_cv"].is_null());
+  EXPECT_EQ(thresholds["overrides"][0]["per_probe"][0]["direction"], "d2h");
 }
 
 TEST(DevicesJsonTest, SameDeviceObjectsAsTheResultsDocument) {

@@ -69,7 +69,7 @@ TEST(ResultsSchemaTest, DocumentWithEveryReadingUnknownConforms) {
 TEST(ResultsSchemaTest, EveryExampleConforms) {
   int examples = 0;
   for (const auto& entry : std::filesystem::directory_iterator(testing::results_examples_dir())) {
-    if (entry.path().extension() != ".json") continue;
+    if (!testing::is_results_example(entry.path())) continue;
     ++examples;
     const auto errors = testing::schema_errors(testing::read_text_file(entry.path()));
     EXPECT_THAT(errors, IsEmpty()) << entry.path() << "\n" << testing::join_lines(errors);
@@ -79,7 +79,7 @@ TEST(ResultsSchemaTest, EveryExampleConforms) {
 
 TEST(ResultsSchemaTest, ExamplesCarryTheCurrentVersion) {
   for (const auto& entry : std::filesystem::directory_iterator(testing::results_examples_dir())) {
-    if (entry.path().extension() != ".json") continue;
+    if (!testing::is_results_example(entry.path())) continue;
     EXPECT_EQ(Json::parse(testing::read_text_file(entry.path()))["schema_version"], kResultsSchemaVersion)
         << entry.path();
   }
@@ -123,7 +123,7 @@ const Mutation kMutations[] = {
     {"gpus_under_load_as_string", [](Json& d) { d["sources"]["gpus_under_load"] = "no"; }},
     {"verdict_link_without_upstream", [](Json& d) { d["verdicts"][0]["link"].erase("upstream"); }},
     // The measurement engine's fields (1.1).
-    {"version_1_2_of_a_later_schema", [](Json& d) { d["schema_version"] = "1.2.0"; }},
+    {"version_1_3_of_a_later_schema", [](Json& d) { d["schema_version"] = "1.3.0"; }},
     {"version_1_1_without_measurements", [](Json& d) { d.erase("measurements"); }},
     {"version_1_1_without_probe_settings", [](Json& d) { d.erase("probe_settings"); }},
     {"version_1_1_device_without_nvml", [](Json& d) { d["devices"][2].erase("nvml"); }},

@@ -35,6 +35,12 @@ inline std::filesystem::path results_examples_dir() {
   return std::filesystem::path(PCIEVAL_SOURCE_DIR) / "results_schema" / "examples";
 }
 
+// The example results documents: every .json there but the fleet documents
+// (fleet-*.json), which follow pcieval-fleet.schema.json.
+inline bool is_results_example(const std::filesystem::path& path) {
+  return path.extension() == ".json" && path.filename().string().rfind("fleet-", 0) != 0;
+}
+
 // Documents kept for the report tests only (a 1.0.0 document, for one).
 inline std::filesystem::path report_test_data_dir() {
   return std::filesystem::path(PCIEVAL_SOURCE_DIR) / "tests" / "report" / "data";

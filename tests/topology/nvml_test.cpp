@@ -26,6 +26,7 @@ struct FakeGpu {
   std::map<std::string, unsigned int> values;  // "curr_gen", "tx", ...
   std::map<std::string, NvmlReturn> failures;  // a field's call returns this instead
   int pstate = 0;
+  std::string name = "NVIDIA H100 PCIe";
 };
 
 struct FakeNvml {
@@ -88,6 +89,22 @@ NvmlReturn fake_pstate(NvmlDevice d, int* pstate) {
   return kNvmlSuccess;
 }
 
+NvmlReturn fake_name(NvmlDevice d, char* name, unsigned int length) {
+  FakeGpu* gpu = gpu_of(d);
+  if (const auto failure = gpu->failures.find("name"); failure != gpu->failures.end()) return failure->second;
+  if (gpu->name.size() + 1 > length) return kNvmlErrorInsufficientSize;
+  std::copy(gpu->name.begin(), gpu->name.end(), name);
+  name[gpu->name.size()] = '\0';
+  return kNvmlSuccess;
+}
+NvmlReturn fake_utilization(NvmlDevice d, NvmlUtilization* utilization) {
+  unsigned int gpu = 0;
+  if (const NvmlReturn code = get_field(d, "utilization", &gpu); code != kNvmlSuccess) return code;
+  utilization->gpu = gpu;
+  utilization->memory = 0;
+  return kNvmlSuccess;
+}
+
 NvmlApi fake_api() {
   NvmlApi api;
   api.init_v2 = fake_init;
@@ -102,6 +119,8 @@ NvmlApi fake_api() {
   api.device_get_pcie_replay_counter = fake_replay;
   api.device_get_pcie_throughput = fake_throughput;
   api.device_get_performance_state = fake_pstate;
+  api.device_get_name = fake_name;
+  api.device_get_utilization_rates = fake_utilization;
   return api;
 }
 
@@ -171,6 +190,8 @@ void* lookup_all(const char* symbol) {
       {"nvmlDeviceGetPcieReplayCounter", reinterpret_cast<void*>(&fake_replay)},
       {"nvmlDeviceGetPcieThroughput", reinterpret_cast<void*>(&fake_throughput)},
       {"nvmlDeviceGetPerformanceState", reinterpret_cast<void*>(&fake_pstate)},
+      {"nvmlDeviceGetName", reinterpret_cast<void*>(&fake_name)},
+      {"nvmlDeviceGetUtilizationRates", reinterpret_cast<void*>(&fake_utilization)},
   };
   const auto it = kTable.find(symbol);
   return it == kTable.end() ? nullptr : it->second;
@@ -298,8 +319,34 @@ TEST_F(NvmlTest, ReadsEveryField) {
   EXPECT_EQ(link->tx_kbps, 12000000U);
   EXPECT_EQ(link->rx_kbps, 25000000U);
   EXPECT_EQ(link->pstate, 2);
+  EXPECT_EQ(link->name, "NVIDIA H100 PCIe");
   EXPECT_FALSE(link->under_load);
   EXPECT_THAT(notes, IsEmpty());
+}
+
+TEST_F(NvmlTest, ReadsUtilisationBeforeTheRun) {
+  FakeGpu gpu = busy_h100();
+  gpu.values["utilization"] = 37;
+  fake().gpus["00000000:17:00.0"] = gpu;
+  FakeGpu idle = busy_h100();  // no "utilization" value: NOT_SUPPORTED, as on a vGPU guest
+  fake().gpus["00000000:65:00.0"] = idle;
+  const NvmlLibrary library = open_session();
+  const NvmlReader reader(library);
+  const auto busy = reader.read_utilization_gpu_percent(bdf("0000:17:00.0"));
+  ASSERT_TRUE(busy.ok()) << busy.error().message;
+  EXPECT_EQ(busy.value(), 37);
+  const auto unknown = reader.read_utilization_gpu_percent(bdf("0000:65:00.0"));
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_THAT(unknown.error().message, HasSubstr("nvmlDeviceGetUtilizationRates"));
+}
+
+TEST_F(NvmlTest, UtilisationOverAHundredIsRefused) {
+  FakeGpu gpu = busy_h100();
+  gpu.values["utilization"] = 4000000000U;  // a broken driver's garbage, not a percentage
+  fake().gpus["00000000:17:00.0"] = gpu;
+  const NvmlLibrary library = open_session();
+  const NvmlReader reader(library);
+  EXPECT_FALSE(reader.read_utilization_gpu_percent(bdf("0000:17:00.0")).ok());
 }
 
 TEST_F(NvmlTest, LooksTheGpuUpByNvmlsBusIdForm) {
