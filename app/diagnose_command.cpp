@@ -1,18 +1,29 @@
-// `pcieval diagnose`: judge captured text (lspci -vv so far) from a machine
-// pcieval never ran on, with the same rules, table and exit codes as check.
+// `pcieval diagnose`: judge captured text from a machine pcieval never ran
+// on (lspci -vv, nvidia-smi -q and -q -x, kernel logs), with the same rules,
+// table and exit codes as check.
 //
-// ingest/ turns the text into PCI functions with parents; placing them in the
-// tree (roles where the capture names none, and each device's path of links)
-// uses topology's pure functions here, because ingest/ may depend on model
-// only.
+// ingest/ turns the text into PCI functions with parents, NVML readings and
+// kernel events; placing functions in the tree (roles where the capture names
+// none, and each device's path of links) uses topology's pure functions here,
+// because ingest/ may depend on model only. Captures are merged by PCI
+// address; each verdict says which file and line it rests on.
 #include <algorithm>
+#include <map>
 #include <utility>
 #include <vector>
 
 #include "app/commands.hpp"
+#include "app/diagnose_tools.hpp"
+#include "ingest/detect.hpp"
+#include "ingest/kernel_log.hpp"
 #include "ingest/lspci.hpp"
+#include "ingest/nvidia_smi.hpp"
+#include "ingest/nvidia_smi_xml.hpp"
 #include "report/input_file.hpp"
 #include "topology/pci_tree.hpp"
+#include "validate/capture_rules.hpp"
+#include "validate/link_rules.hpp"
+#include "validate/stated_link_rules.hpp"
 
 namespace pcieval::app {
 namespace {
@@ -59,7 +70,25 @@ std::optional<std::string> path_cut_short(const std::vector<PciFunction>& functi
          "): links above it are not in the capture and were not judged";
 }
 
-Evidence evidence_from(const LspciCapture& capture, const std::vector<std::string>& names) {
+// Origins of the evidence, by address: "file:line" of each lspci block and
+// nvidia-smi GPU link, so a verdict can name the lines it rests on.
+using Origins = std::map<PciAddress, std::vector<std::string>>;
+
+void add_origin(Origins& origins, const PciAddress& address, std::string origin) {
+  auto& list = origins[address];
+  if (std::find(list.begin(), list.end(), origin) == list.end()) list.push_back(std::move(origin));
+}
+
+// Everything read from the files, by format.
+struct Captures {
+  std::vector<LspciCapture> lspci;
+  std::vector<NvidiaSmiCapture> nvidia_smi;
+  std::vector<KernelLogCapture> kernel_logs;
+  std::vector<ToolCapture> tools;  // nvbandwidth, bandwidthTest, nccl-tests (diagnose_tools.hpp)
+  std::vector<std::string> names;
+};
+
+Evidence evidence_from(const LspciCapture& capture, Origins& origins) {
   const std::vector<PciFunction> functions = placed_functions(capture);
   Evidence evidence;
   // The capture says nothing reliable about the host it came from; the name of
@@ -68,14 +97,11 @@ Evidence evidence_from(const LspciCapture& capture, const std::vector<std::strin
   evidence.topology = std::nullopt;
   evidence.gpus_under_load = false;
 
-  std::string sources;
-  for (const auto& name : names) sources += (sources.empty() ? "" : ", ") + name;
-  evidence.notes.push_back("diagnosed from captured text: " + sources);
-
   std::vector<std::string> bridge_notes;
   std::size_t unplaced = 0;
   for (std::size_t i = 0; i < functions.size(); ++i) {
     const PciFunction& function = functions[i];
+    add_origin(origins, function.bdf, capture.devices[i].source + ":" + std::to_string(capture.devices[i].line));
     const bool host_bridge = (function.class_code >> 8) == 0x0600;
     if (function.is_bridge || host_bridge) {
       // Not devices of their own; their caveats matter to the paths through them.
@@ -94,13 +120,6 @@ Evidence evidence_from(const LspciCapture& capture, const std::vector<std::strin
     evidence.devices.push_back(std::move(record));
   }
 
-  const bool any_gpu = std::any_of(evidence.devices.begin(), evidence.devices.end(),
-                                   [](const DeviceRecord& d) { return d.function.kind == DeviceKind::kGpu; });
-  if (any_gpu) {
-    evidence.notes.push_back(
-        "GPU links in captured text are taken as read without load: an idle GPU's lower link speed is "
-        "inconclusive, not a downgrade");
-  }
   evidence.notes.insert(evidence.notes.end(), capture.notes.begin(), capture.notes.end());
   evidence.notes.insert(evidence.notes.end(), bridge_notes.begin(), bridge_notes.end());
   if (unplaced > 0) {
@@ -113,36 +132,336 @@ Evidence evidence_from(const LspciCapture& capture, const std::vector<std::strin
   return evidence;
 }
 
+Reading<PcieGen> gen_reading(const std::optional<int>& gen, const std::string& source) {
+  if (!gen) return make_error("not in the nvidia-smi capture " + source);
+  return gen_from_number(*gen);
+}
+
+Reading<int> width_reading(const std::optional<int>& width, const std::string& source) {
+  if (!width) return make_error("not in the nvidia-smi capture " + source);
+  return *width;
+}
+
+// A GPU that only nvidia-smi names: what it says, with no path (lspci gives
+// paths). judge_links then finds a link without a port above it.
+DeviceRecord gpu_from_nvidia_smi(const NvidiaSmiGpu& gpu) {
+  DeviceRecord record;
+  PciFunction& function = record.function;
+  function.bdf = gpu.bdf;
+  function.vendor_id = gpu.vendor_id.value_or(0x10de);
+  function.device_id = gpu.device_id.value_or(0);
+  function.class_code = 0x030200;  // 3D controller: what nvidia-smi lists is a GPU
+  function.kind = classify_device(function.vendor_id, function.class_code);
+  const std::string where = gpu.source + ":" + std::to_string(gpu.line);
+  if (gpu.nvml.max_gen || gpu.nvml.current_gen || gpu.nvml.max_width || gpu.nvml.current_width) {
+    PortLinkReading link;
+    link.max_speed = gen_reading(gpu.nvml.max_gen, where);
+    link.max_width = width_reading(gpu.nvml.max_width, where);
+    link.current_speed = gen_reading(gpu.nvml.current_gen, where);
+    link.current_width = width_reading(gpu.nvml.current_width, where);
+    function.link = link;
+  }
+  record.notes.push_back("known only from nvidia-smi (" + where + "): no lspci block of it, so its path is unknown");
+  return record;
+}
+
+std::string load_text(const NvmlGpuLink& nvml) {
+  std::string text = nvml.pstate ? "P" + std::to_string(*nvml.pstate) : std::string("no performance state");
+  text += ", " + (nvml.utilization_gpu_percent ? std::to_string(*nvml.utilization_gpu_percent) + " %"
+                                               : std::string("no utilisation"));
+  if (nvml.tx_kbps || nvml.rx_kbps) {
+    text += ", Tx " + (nvml.tx_kbps ? std::to_string(*nvml.tx_kbps) : std::string("?")) + " KB/s, Rx " +
+            (nvml.rx_kbps ? std::to_string(*nvml.rx_kbps) : std::string("?")) + " KB/s";
+  }
+  return text;
+}
+
+// Differences between what lspci and nvidia-smi say about one GPU's link;
+// both are kept, the judgement uses lspci's capability and nvidia-smi's
+// loaded state.
+void note_disagreements(DeviceRecord& record, const NvidiaSmiGpu& gpu, const std::string& where) {
+  const auto& link = record.function.link;
+  if (!link) return;
+  if (link->max_speed && gpu.nvml.gpu_max_gen && generation_number(link->max_speed.value()) != *gpu.nvml.gpu_max_gen) {
+    record.notes.push_back("lspci LnkCap reads " + to_string(link->max_speed.value()) + ", nvidia-smi " + where +
+                           " Device Max reads Gen" + std::to_string(*gpu.nvml.gpu_max_gen));
+  }
+  if (link->max_width && gpu.nvml.max_width && link->max_width.value() != *gpu.nvml.max_width) {
+    record.notes.push_back("lspci LnkCap reads x" + std::to_string(link->max_width.value()) + ", nvidia-smi " + where +
+                           " Link Width Max reads x" + std::to_string(*gpu.nvml.max_width));
+  }
+}
+
+// Merges nvidia-smi's GPUs into the evidence by address. A GPU captured busy
+// gives a link sample under load for its own port, the evidence judge_links
+// already uses to tell an idle downshift from a downgrade.
+void add_nvidia_smi(Evidence& evidence, const std::vector<NvidiaSmiCapture>& captures, Origins& origins) {
+  std::size_t busy = 0;
+  std::size_t not_busy = 0;
+  for (const NvidiaSmiCapture& capture : captures) {
+    evidence.notes.insert(evidence.notes.end(), capture.notes.begin(), capture.notes.end());
+    if (capture.skipped_lines > 0) {
+      evidence.notes.push_back(capture.source + ": skipped " + std::to_string(capture.skipped_lines) +
+                               " lines outside nvidia-smi -q GPU blocks");
+    }
+    for (const NvidiaSmiGpu& gpu : capture.gpus) {
+      const std::string where = gpu.source + ":" + std::to_string(gpu.link_line);
+      auto found = std::find_if(evidence.devices.begin(), evidence.devices.end(),
+                                [&](const DeviceRecord& d) { return d.function.bdf == gpu.bdf; });
+      if (found == evidence.devices.end()) {
+        const auto at = std::lower_bound(evidence.devices.begin(), evidence.devices.end(), gpu.bdf,
+                                         [](const DeviceRecord& d, const PciAddress& a) { return d.function.bdf < a; });
+        found = evidence.devices.insert(at, gpu_from_nvidia_smi(gpu));
+      } else if (found->nvml) {
+        found->notes.push_back("nvidia-smi " + where + " also describes this GPU; kept the first capture's readings");
+        continue;
+      } else {
+        note_disagreements(*found, gpu, where);
+      }
+      DeviceRecord& record = *found;
+      record.nvml = gpu.nvml;
+      record.notes.insert(record.notes.end(), gpu.notes.begin(), gpu.notes.end());
+      add_origin(origins, gpu.bdf, where);
+      if (gpu.host_max_gen && gpu.nvml.max_gen && *gpu.host_max_gen < *gpu.nvml.max_gen) {
+        record.notes.push_back("nvidia-smi " + where + ": Host Max Gen" + std::to_string(*gpu.host_max_gen) +
+                               " is below Max Gen" + std::to_string(*gpu.nvml.max_gen));
+      }
+      if (gpu.replay_rollovers && *gpu.replay_rollovers > 0) {
+        record.notes.push_back("nvidia-smi " + where + ": " + std::to_string(*gpu.replay_rollovers) +
+                               " replay rollovers (each retrained the link)");
+      }
+      const CapturedLoad load = captured_load(gpu.nvml);
+      record.notes.push_back("nvidia-smi " + where + " captured the GPU " + std::string(to_string(load)) + " (" +
+                             load_text(gpu.nvml) + ")");
+      if (load != CapturedLoad::kBusy || !gpu.nvml.current_gen || !gpu.nvml.current_width) {
+        ++not_busy;
+        continue;
+      }
+      auto gen = gen_from_number(*gpu.nvml.current_gen);
+      if (!gen) continue;
+      ++busy;
+      record.nvml->under_load = true;
+      LinkSample sample;
+      sample.port = gpu.bdf;
+      sample.source = SampleSource::kNvml;
+      sample.under_load = true;
+      sample.speed = gen.value();
+      sample.width = *gpu.nvml.current_width;
+      evidence.link_samples.push_back(sample);
+    }
+  }
+  if (busy > 0) {
+    evidence.notes.push_back(std::to_string(busy) + " GPU link" + (busy == 1 ? " was" : "s were") +
+                             " captured busy by nvidia-smi and judged as read under load" +
+                             (not_busy > 0 ? "; the others were not busy" : std::string()));
+  }
+}
+
+// Kernel events in the validator's terms, and notes on what is not judged.
+std::vector<CapturedEvent> add_kernel_logs(Evidence& evidence, const std::vector<KernelLogCapture>& captures) {
+  std::vector<CapturedEvent> events;
+  for (const KernelLogCapture& capture : captures) {
+    evidence.notes.insert(evidence.notes.end(), capture.notes.begin(), capture.notes.end());
+    std::size_t notifications = 0;
+    for (const KernelLogEvent& event : capture.events) {
+      CapturedEvent out;
+      out.device = event.device;
+      out.origin = capture.source + ":" + std::to_string(event.line);
+      switch (event.kind) {
+        case KernelEventKind::kBandwidthLimited:
+          out.kind = CapturedEvent::Kind::kLinkLimited;
+          out.limiting_port = event.limiting_port;
+          out.limited_to = event.limited_to;
+          out.capable = event.capable;
+          break;
+        case KernelEventKind::kAerCorrected:
+          out.kind = CapturedEvent::Kind::kCorrectableError;
+          break;
+        case KernelEventKind::kAerUncorrectedNonFatal:
+          out.kind = CapturedEvent::Kind::kUncorrectableError;
+          break;
+        case KernelEventKind::kAerUncorrectedFatal:
+          out.kind = CapturedEvent::Kind::kFatalError;
+          break;
+        case KernelEventKind::kSurpriseDown:
+          out.kind = CapturedEvent::Kind::kSurpriseDown;
+          break;
+        case KernelEventKind::kGpuFellOffBus:
+          out.kind = CapturedEvent::Kind::kFellOffBus;
+          break;
+        case KernelEventKind::kBandwidthNotification:
+          ++notifications;
+          continue;
+      }
+      events.push_back(std::move(out));
+    }
+    evidence.notes.push_back(capture.source + ": " + std::to_string(capture.events.size()) + " PCIe events in " +
+                             std::to_string(capture.lines) + " lines; skipped " +
+                             std::to_string(capture.skipped_lines) + " lines about other things");
+    if (notifications > 0) {
+      evidence.notes.push_back(capture.source + ": " + std::to_string(notifications) +
+                               " link bandwidth notification lines (the link changed speed or width; GPUs do so "
+                               "when idle): reported, not judged");
+    }
+  }
+  if (const std::string correctable = correctable_summary(events); !correctable.empty()) {
+    evidence.notes.push_back("correctable AER errors in the kernel log (reported, not judged): " + correctable);
+  }
+  return events;
+}
+
+bool is_link_code(ReasonCode code) {
+  switch (code) {
+    case ReasonCode::kLinkAtExpectedState:
+    case ReasonCode::kLinkSpeedBelowExpected:
+    case ReasonCode::kLinkWidthBelowExpected:
+    case ReasonCode::kLinkSpeedAndWidthBelowExpected:
+    case ReasonCode::kGpuLinkSpeedIdle:
+    case ReasonCode::kLinkStateUnknown:
+    case ReasonCode::kLinkAboveCapability:
+    case ReasonCode::kLinkPathUnknown:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// " (lspci.txt:61, nvidia-smi.txt:42)": the lines a link verdict rests on, the
+// block of the link's lower end and of the subject (its nvidia-smi link info).
+std::string cited_lines(const Verdict& verdict, const Origins& origins) {
+  std::vector<std::string> cited;
+  const auto cite = [&](const PciAddress& address) {
+    const auto found = origins.find(address);
+    if (found == origins.end()) return;
+    for (const auto& origin : found->second) {
+      if (std::find(cited.begin(), cited.end(), origin) == cited.end()) cited.push_back(origin);
+    }
+  };
+  if (verdict.link) cite(verdict.link->downstream);
+  if (auto subject = parse_pci_address(verdict.subject)) cite(subject.value());
+  std::string text;
+  for (const auto& origin : cited) text += (text.empty() ? "" : ", ") + origin;
+  return text.empty() ? text : " (" + text + ")";
+}
+
+// Where the work of the judge-and-report tail comes back to diagnose: file and
+// line on every link verdict, then the kernel log's verdicts.
+void amend(Results& results, const Origins& origins, const std::vector<CapturedEvent>& events) {
+  for (Verdict& verdict : judge_nvml_only_gpus(results.evidence)) results.verdicts.push_back(std::move(verdict));
+  for (Verdict& verdict : results.verdicts) {
+    if (is_link_code(verdict.code)) verdict.reason += cited_lines(verdict, origins);
+  }
+  for (Verdict& verdict : judge_captured_events(results.evidence, events))
+    results.verdicts.push_back(std::move(verdict));
+  results.overall = overall_of(results.verdicts);
+  results.summary = summarize(results.verdicts, results.evidence);
+}
+
+// Reads and parses one input; errors are the one line diagnose prints.
+Status read_capture(const std::string& path, const std::optional<CaptureFormat>& forced, Captures& captures) {
+  const std::string name = display_name(path);
+  auto text = read_input_file(path, kMaxCaptureBytes, "a capture");
+  if (!text) return text.error();
+  CaptureFormat format;
+  if (forced) {
+    format = *forced;
+  } else if (auto detected = detect_capture_format(text.value())) {
+    format = detected.value();
+  } else {
+    return make_error(name + ": " + detected.error().message);
+  }
+  captures.names.push_back(name);
+  switch (format) {
+    case CaptureFormat::kLspci: {
+      auto parsed = parse_lspci(text.value(), name);
+      if (!parsed) return parsed.error();
+      captures.lspci.push_back(std::move(parsed).value());
+      return ok_status();
+    }
+    case CaptureFormat::kNvidiaSmi: {
+      auto parsed = parse_nvidia_smi(text.value(), name);
+      if (!parsed) return parsed.error();
+      captures.nvidia_smi.push_back(std::move(parsed).value());
+      return ok_status();
+    }
+    case CaptureFormat::kNvidiaSmiXml: {
+      auto parsed = parse_nvidia_smi_xml(text.value(), name);
+      if (!parsed) return parsed.error();
+      captures.nvidia_smi.push_back(std::move(parsed).value());
+      return ok_status();
+    }
+    case CaptureFormat::kKernelLog: {
+      auto parsed = parse_kernel_log(text.value(), name);
+      if (!parsed) return parsed.error();
+      captures.kernel_logs.push_back(std::move(parsed).value());
+      return ok_status();
+    }
+    default:
+      break;
+  }
+  if (auto tool = parse_tool_capture(format, text.value(), name)) {
+    if (!*tool) return tool->error();
+    captures.tools.push_back(std::move(*tool).value());
+    return ok_status();
+  }
+  return make_error(name + ": format " + std::string(to_string(format)) + " is not read by diagnose yet");
+}
+
 }  // namespace
 
 int run_diagnose(const DiagnoseOptions& options) {
-  std::vector<LspciCapture> captures;
-  std::vector<std::string> names;
+  std::optional<CaptureFormat> forced;
+  if (options.format) {
+    auto format = capture_format_from_name(*options.format);
+    if (!format) {
+      print_error("--format: " + format.error().message);
+      return kExitUsage;
+    }
+    forced = format.value();
+  }
+  std::optional<LinkState> stated_link;
+  if (options.link) {
+    auto link = parse_stated_link(*options.link);
+    if (!link) {
+      print_error(link.error().message);
+      return kExitUsage;
+    }
+    stated_link = link.value();
+  }
+  Captures captures;
   for (const std::string& path : options.input_paths) {
-    const std::string name = display_name(path);
-    auto text = read_input_file(path, kMaxCaptureBytes, "a capture");
-    if (!text) {
-      print_error(text.error().message);
+    if (const Status read = read_capture(path, forced, captures); !read) {
+      print_error(read.error().message);
       return kExitUsage;
     }
-    // Formats are told apart by content, never by file name: tickets carry
-    // "output.txt" and "log" as often as anything.
-    if (!looks_like_lspci_vv(text.value())) {
-      print_error(name + ": not a recognised capture (supported: lspci -vv)");
-      return kExitUsage;
-    }
-    auto parsed = parse_lspci(text.value(), name);
-    if (!parsed) {
-      print_error(parsed.error().message);
-      return kExitUsage;
-    }
-    captures.push_back(std::move(parsed).value());
-    names.push_back(name);
   }
 
+  Origins origins;
   Results results;
-  results.evidence = evidence_from(merge_lspci_captures(std::move(captures)), names);
-  return judge_and_report(std::move(results), options.judge);
+  Evidence& evidence = results.evidence;
+  if (!captures.lspci.empty()) evidence = evidence_from(merge_lspci_captures(std::move(captures.lspci)), origins);
+  std::string sources;
+  for (const auto& name : captures.names) sources += (sources.empty() ? "" : ", ") + name;
+  evidence.notes.insert(evidence.notes.begin(), "diagnosed from captured text: " + sources);
+  add_nvidia_smi(evidence, captures.nvidia_smi, origins);
+  const bool any_gpu = std::any_of(evidence.devices.begin(), evidence.devices.end(), [](const DeviceRecord& d) {
+    return d.function.kind == DeviceKind::kGpu && !(d.nvml && d.nvml->under_load);
+  });
+  if (any_gpu) {
+    evidence.notes.insert(evidence.notes.begin() + 1,
+                          "GPU links in captured text are taken as read without load unless nvidia-smi captured the "
+                          "GPU busy: an idle GPU's lower link speed is inconclusive, not a downgrade");
+  }
+  std::vector<CapturedEvent> events = add_kernel_logs(evidence, captures.kernel_logs);
+  ToolEvidence tools = add_tool_captures(evidence, captures.tools);
+
+  JudgeOptions judge = options.judge;
+  judge.amend_verdicts = [origins = std::move(origins), events = std::move(events), tools = std::move(tools),
+                          stated_link](Results& judged) {
+    judge_tool_captures(judged, tools, stated_link);
+    amend(judged, origins, events);
+  };
+  return judge_and_report(std::move(results), judge);
 }
 
 }  // namespace pcieval::app

@@ -61,8 +61,25 @@ std::string_view to_string(ReasonCode code) {
       return "uncorrectable_errors_under_load";
     case ReasonCode::kCorrectableErrorsUnderLoad:
       return "correctable_errors_under_load";
+    case ReasonCode::kBandwidthInWarningBand:
+      return "bandwidth_in_warning_band";
+    case ReasonCode::kGpuBusyBeforeRun:
+      return "gpu_busy_before_run";
+    case ReasonCode::kUncorrectableErrorsLogged:
+      return "uncorrectable_errors_logged";
+    case ReasonCode::kGpuFellOffBus:
+      return "gpu_fell_off_bus";
   }
-  return "link_state_unknown";
+  return "";  // not a code: all_reason_codes stops here
+}
+
+std::vector<ReasonCode> all_reason_codes() {
+  // Codes are appended, never removed, so they run from 0 without a gap.
+  std::vector<ReasonCode> codes;
+  for (int value = 0; !to_string(static_cast<ReasonCode>(value)).empty(); ++value) {
+    codes.push_back(static_cast<ReasonCode>(value));
+  }
+  return codes;
 }
 
 std::string_view to_string(Overall overall) {

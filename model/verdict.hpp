@@ -42,9 +42,16 @@ enum class ReasonCode {
   kBandwidthBelowBaseline,          // "bandwidth_below_baseline"
   kUncorrectableErrorsUnderLoad,    // "uncorrectable_errors_under_load"
   kCorrectableErrorsUnderLoad,      // "correctable_errors_under_load"
+  kBandwidthInWarningBand,          // "bandwidth_in_warning_band" (a pass, above the floor, below the warning line)
+  kGpuBusyBeforeRun,                // "gpu_busy_before_run"
+  kUncorrectableErrorsLogged,       // "uncorrectable_errors_logged" (a captured kernel log)
+  kGpuFellOffBus,                   // "gpu_fell_off_bus" (NVIDIA Xid 79 in a captured kernel log)
 };
 
+// The code's stable name; "" for a value that is not a code.
 [[nodiscard]] std::string_view to_string(ReasonCode code);
+// Every code, in enum order: readers accept exactly these names.
+[[nodiscard]] std::vector<ReasonCode> all_reason_codes();
 
 struct LinkRef {
   PciAddress downstream;

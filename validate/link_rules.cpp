@@ -122,6 +122,10 @@ std::string remediation_for(ReasonCode code, const Link* link) {
     case ReasonCode::kBandwidthBelowBaseline:        // judged in compare.cpp
     case ReasonCode::kUncorrectableErrorsUnderLoad:  // judged in error_rules.cpp
     case ReasonCode::kCorrectableErrorsUnderLoad:
+    case ReasonCode::kBandwidthInWarningBand:
+    case ReasonCode::kGpuBusyBeforeRun:
+    case ReasonCode::kUncorrectableErrorsLogged:  // judged in capture_rules.cpp
+    case ReasonCode::kGpuFellOffBus:
       return "";
     case ReasonCode::kGpusMissing:
       return "Compare `nvidia-smi -L` and `lspci -d 10de:` with the node's inventory; a GPU that fell off the bus "

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "cli/cli_runner.hpp"
 #include "report/schema_validation.hpp"
@@ -199,7 +200,8 @@ TEST_F(DiagnoseTest, AnythingButACaptureIsExit2WithOneLine) {
     const CliRun run = run_pcieval("diagnose " + shell_quote(kEscFull) + " " + shell_quote(file));
     EXPECT_EQ(run.exit_code, 2) << name;
     EXPECT_EQ(line_count(run.err), 1) << run.err;
-    EXPECT_EQ(run.err, "pcieval: error: " + file + ": not a recognised capture (supported: lspci -vv)\n");
+    EXPECT_THAT(run.err, ::testing::StartsWith("pcieval: error: " + file + ": not a recognised capture (supported: "));
+    EXPECT_THAT(run.err, HasSubstr("lspci -vv"));
     EXPECT_TRUE(run.out.empty()) << run.out;
   }
 }
@@ -215,6 +217,164 @@ TEST_F(DiagnoseTest, MissingFileAndNoFileAreExit2) {
   const CliRun directory = run_pcieval("diagnose " + shell_quote(dir_.string()));
   EXPECT_EQ(directory.exit_code, 2);
   EXPECT_EQ(line_count(directory.err), 1) << directory.err;
+}
+
+// nvidia-smi, kernel logs and file:line (issue 5): the same machines as the
+// lspci fixtures, captured with other tools.
+const std::string kSmiBusy = capture("nvsmi_esc8000a_e12_4xrtx6000ada_busy_c1_gen3.txt");
+const std::string kSmiIdleXml = capture("nvsmi_esc8000a_e12_4xrtx6000ada_idle.xml");
+const std::string kDmesgEsc = capture("dmesg_esc8000a_e12_c1_aer_corrected.txt");
+const std::string kJournalIcelake = capture("journal_icelake_plx_a100_xid79_fatal.txt");
+
+// 1-based line of the first line of `file` holding `marker`.
+std::size_t line_in(const std::string& file, const std::string& marker) {
+  std::istringstream lines(slurp(file));
+  std::size_t number = 0;
+  for (std::string line; std::getline(lines, line);) {
+    ++number;
+    if (line.find(marker) != std::string::npos) return number;
+  }
+  return 0;
+}
+
+const json* verdict_for(const json& document, const std::string& subject, const std::string& code) {
+  for (const json& v : document["verdicts"]) {
+    if (v["subject"] == subject && v["code"] == code) return &v;
+  }
+  return nullptr;
+}
+
+TEST_F(DiagnoseTest, BusyNvidiaSmiTurnsIdleLinksIntoVerdicts) {
+  // lspci alone: four idle GPUs, inconclusive. With nvidia-smi captured under
+  // load: three pass, c1:00.0 trained at Gen3 of Gen4 is a downgrade.
+  const auto [exit_code, document] = diagnose({kEscFull, kSmiBusy});
+  EXPECT_EQ(exit_code, 1);
+  const auto verdicts = verdicts_of(document);
+  for (const std::string gpu : {"0000:01:00.0", "0000:41:00.0", "0000:e1:00.0"}) {
+    EXPECT_THAT(verdicts, Contains(gpu + " pass link_at_expected_state"));
+  }
+  EXPECT_THAT(verdicts, Contains("0000:c1:00.0 link_downgraded link_speed_below_expected 0000:c1:00.0<->0000:c0:01.1"));
+  const json* c1 = verdict_for(document, "0000:c1:00.0", "link_speed_below_expected");
+  ASSERT_NE(c1, nullptr);
+  // It rests on lspci's block of the GPU and nvidia-smi's "Current : 3" line.
+  const std::string reason = (*c1)["reason"];
+  EXPECT_THAT(reason, HasSubstr(kEscFull + ":" + std::to_string(line_in(kEscFull, "c1:00.0 VGA"))));
+  EXPECT_THAT(reason, HasSubstr(kSmiBusy + ":" + std::to_string(line_in(kSmiBusy, "Current                   : 3"))));
+  // The GPUs' NVML readings are in the evidence, marked as read under load.
+  for (const json& device : document["devices"]) {
+    if (device["bdf"] == "0000:c1:00.0") EXPECT_EQ(device["nvml"]["under_load"], true) << device.dump();
+  }
+}
+
+TEST_F(DiagnoseTest, IdleNvidiaSmiXmlKeepsIdleGpusInconclusive) {
+  const auto [exit_code, document] = diagnose({kEscFull, kSmiIdleXml});
+  EXPECT_EQ(exit_code, 1) << "the x1 RAID card still fails";
+  const auto verdicts = verdicts_of(document);
+  for (const std::string gpu : {"0000:01:00.0", "0000:41:00.0", "0000:c1:00.0", "0000:e1:00.0"}) {
+    EXPECT_THAT(verdicts, Contains(HasSubstr(gpu + " inconclusive gpu_link_speed_idle")));
+  }
+}
+
+TEST_F(DiagnoseTest, NvidiaSmiAloneHasNoPathButJudgesTheGpusOwnLink) {
+  const auto [exit_code, document] = diagnose({kSmiIdleXml});
+  EXPECT_EQ(exit_code, 3);
+  const auto verdicts = verdicts_of(document);
+  EXPECT_THAT(verdicts, Contains("0000:c1:00.0 inconclusive link_path_unknown"));
+  EXPECT_THAT(verdicts, Contains("0000:c1:00.0 inconclusive gpu_link_speed_idle"));
+  const auto [busy_exit, busy] = diagnose({kSmiBusy});
+  EXPECT_EQ(busy_exit, 1);
+  EXPECT_THAT(verdicts_of(busy), Contains("0000:c1:00.0 link_downgraded link_speed_below_expected"));
+}
+
+TEST_F(DiagnoseTest, KernelLogAloneFailsWhatItLogged) {
+  const auto [exit_code, document] = diagnose({kJournalIcelake});
+  EXPECT_EQ(exit_code, 1);
+  const auto verdicts = verdicts_of(document);
+  EXPECT_THAT(verdicts, Contains("0000:4c:00.0 link_errors gpu_fell_off_bus"));
+  EXPECT_THAT(verdicts, Contains("0000:4a:01.0 link_errors uncorrectable_errors_logged"));
+  // Without lspci the log does not say whether the root port's link is the
+  // GPU's own, which idles at boot.
+  EXPECT_THAT(verdicts, Contains("0000:4b:00.0 inconclusive gpu_link_speed_idle"));
+  const json* xid = verdict_for(document, "0000:4c:00.0", "gpu_fell_off_bus");
+  ASSERT_NE(xid, nullptr);
+  EXPECT_THAT((*xid)["reason"].get<std::string>(),
+              HasSubstr(kJournalIcelake + ":" + std::to_string(line_in(kJournalIcelake, "): 79,"))));
+}
+
+TEST_F(DiagnoseTest, KernelLogEventsOnAPortFailTheGpusBelowIt) {
+  const auto [exit_code, document] = diagnose({kIcelakePlx, kJournalIcelake});
+  EXPECT_EQ(exit_code, 1);
+  const auto verdicts = verdicts_of(document);
+  EXPECT_THAT(verdicts, Contains("0000:4c:00.0 link_errors uncorrectable_errors_logged"));
+  EXPECT_THAT(verdicts, Contains("0000:4c:00.0 link_errors gpu_fell_off_bus"));
+  EXPECT_THAT(verdicts, Contains("0000:4b:00.0 link_downgraded link_speed_below_expected 0000:49:00.0<->0000:48:02.0"));
+}
+
+TEST_F(DiagnoseTest, IdleBootLimitIsInconclusiveAndCorrectableErrorsAreCounted) {
+  const auto [exit_code, document] = diagnose({kEscFull, kDmesgEsc});
+  EXPECT_EQ(exit_code, 1);
+  const auto verdicts = verdicts_of(document);
+  // c1:00.0 limited at its own link (named by its root port), speed only, at
+  // boot: idle, not a fault; the RAID card's lost lane is.
+  EXPECT_THAT(verdicts, Contains("0000:c1:00.0 inconclusive gpu_link_speed_idle 0000:c1:00.0<->0000:c0:01.1"));
+  EXPECT_THAT(verdicts, Contains("0000:01:00.0 inconclusive gpu_link_speed_idle 0000:01:00.0<->0000:00:01.1"));
+  EXPECT_THAT(verdicts, ::testing::Not(Contains(HasSubstr("0000:01:00.0 link_downgraded"))));
+  EXPECT_THAT(verdicts, Contains("0000:71:00.0 link_downgraded link_width_below_expected 0000:71:00.0<->0000:70:14.0"));
+  std::string notes;
+  for (const json& note : document["notes"]) notes += note.get<std::string>() + "\n";
+  EXPECT_THAT(notes, HasSubstr("correctable AER errors in the kernel log (reported, not judged): 0000:c1:00.0 x5"));
+  EXPECT_THAT(notes, HasSubstr("Xid 13 x1"));
+}
+
+TEST_F(DiagnoseTest, EveryLinkVerdictNamesItsFileAndLine) {
+  const auto [exit_code, document] = diagnose({kEscFull});
+  for (const json& v : document["verdicts"]) {
+    EXPECT_THAT(v["reason"].get<std::string>(), HasSubstr("(" + kEscFull + ":")) << v.dump();
+  }
+}
+
+TEST_F(DiagnoseTest, FormatForcesTheReader) {
+  // Read as a kernel log, an lspci capture has no kernel line: exit 2.
+  const CliRun forced = run_pcieval("diagnose --format kernel-log " + shell_quote(kEscFull));
+  EXPECT_EQ(forced.exit_code, 2);
+  EXPECT_EQ(line_count(forced.err), 1) << forced.err;
+  EXPECT_THAT(forced.err, HasSubstr("no kernel log line found"));
+  const CliRun right = run_pcieval("diagnose -q --format nvidia-smi " + shell_quote(kSmiBusy));
+  EXPECT_EQ(right.exit_code, 1) << right.err;
+  const CliRun bogus = run_pcieval("diagnose --format dmesg " + shell_quote(kDmesgEsc));
+  EXPECT_EQ(bogus.exit_code, 2);
+  EXPECT_EQ(line_count(bogus.err), 1) << bogus.err;
+  EXPECT_THAT(bogus.err, HasSubstr("--format: unknown format 'dmesg'"));
+}
+
+TEST_F(DiagnoseTest, BrokenNvidiaSmiAndKernelLogAreExit2WithOneLine) {
+  const std::vector<std::pair<std::string, std::string>> inputs = {
+      {"cut.xml", slurp(kSmiIdleXml).substr(0, 900)},
+      {"no-gpu.txt", "==============NVSMI LOG==============\n\nAttached GPUs : 0\n"},
+      {"binary-dmesg.txt", std::string("[    0.000000] Linux\n\0\xff\xfe", 24)},
+  };
+  for (const auto& [name, text] : inputs) {
+    const std::string file = path(name);
+    write(file, text);
+    const CliRun run = run_pcieval("diagnose -q " + shell_quote(file));
+    if (name == "binary-dmesg.txt") {
+      // A kernel log with no PCIe event is read, judged, and passes.
+      EXPECT_EQ(run.exit_code, 0) << run.err;
+      continue;
+    }
+    EXPECT_EQ(run.exit_code, 2) << name << ": " << run.err;
+    EXPECT_EQ(line_count(run.err), 1) << run.err;
+    EXPECT_THAT(run.err, HasSubstr(file)) << run.err;
+  }
+}
+
+TEST_F(DiagnoseTest, NvidiaSmiFromStdin) {
+  const std::string out = path("stdin.json");
+  const std::string command = "cat " + shell_quote(kSmiBusy) + " | " + PCIEVAL_BINARY + " diagnose -q - -o " +
+                              shell_quote(out) + " 2>" + shell_quote(path("err"));
+  const int status = std::system(command.c_str());
+  EXPECT_EQ(WEXITSTATUS(status), 1) << slurp(path("err"));
+  EXPECT_THAT(slurp(out), HasSubstr("stdin:" + std::to_string(line_in(kSmiBusy, "Current                   : 3"))));
 }
 
 }  // namespace

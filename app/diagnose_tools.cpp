@@ -1,0 +1,104 @@
+#include "app/diagnose_tools.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "ingest/bandwidth_test.hpp"
+#include "ingest/nccl_tests.hpp"
+#include "ingest/nvbandwidth.hpp"
+#include "validate/stated_link_rules.hpp"
+
+namespace pcieval::app {
+namespace {
+
+// The CUDA indices a capture's readings use.
+std::set<int> indices_of(const ToolCapture& capture) {
+  std::set<int> indices;
+  for (const ToolReading& reading : capture.readings) {
+    if (reading.gpu_index) indices.insert(*reading.gpu_index);
+  }
+  for (const auto& [index, name] : capture.gpu_names) indices.insert(index);
+  return indices;
+}
+
+// Index -> address from the other captures' GPUs, when the counts agree.
+std::map<int, PciAddress> bus_order_addresses(const Evidence& evidence, const std::set<int>& indices) {
+  std::vector<PciAddress> gpus;
+  for (const DeviceRecord& device : evidence.devices) {
+    if (device.function.kind == DeviceKind::kGpu && device.function.bdf.function == 0) {
+      gpus.push_back(device.function.bdf);
+    }
+  }
+  std::sort(gpus.begin(), gpus.end());
+  std::map<int, PciAddress> addresses;
+  if (indices.empty() || gpus.size() != indices.size() || *indices.rbegin() != static_cast<int>(gpus.size()) - 1) {
+    return addresses;
+  }
+  for (std::size_t i = 0; i < gpus.size(); ++i) addresses[static_cast<int>(i)] = gpus[i];
+  return addresses;
+}
+
+}  // namespace
+
+std::optional<Result<ToolCapture>> parse_tool_capture(CaptureFormat format, std::string_view text,
+                                                      const std::string& name) {
+  switch (format) {
+    case CaptureFormat::kNvbandwidth:
+      return parse_nvbandwidth(text, name);
+    case CaptureFormat::kNvbandwidthJson:
+      return parse_nvbandwidth_json(text, name);
+    case CaptureFormat::kBandwidthTest:
+      return parse_bandwidth_test(text, name);
+    case CaptureFormat::kNcclTests:
+      return parse_nccl_tests(text, name);
+    case CaptureFormat::kNcclTestsJson:
+      return parse_nccl_tests_json(text, name);
+    default:
+      return std::nullopt;
+  }
+}
+
+ToolEvidence add_tool_captures(Evidence& evidence, const std::vector<ToolCapture>& captures) {
+  ToolEvidence out;
+  for (ToolCapture capture : captures) {
+    out.any = true;
+    evidence.notes.insert(evidence.notes.end(), capture.notes.begin(), capture.notes.end());
+    if (capture.skipped_lines > 0) {
+      evidence.notes.push_back(capture.source + ": skipped " + std::to_string(capture.skipped_lines) +
+                               " lines that are not part of the " + capture.tool + " output");
+    }
+    if (!capture.nccl_rows.empty()) {
+      evidence.notes.push_back(
+          summarize_nccl(capture) +
+          ". Recorded, not judged: an all-reduce moves data both ways on every GPU at once, through NVLink where "
+          "there is one and through host memory otherwise, so no single link's budget says what it should reach");
+      continue;
+    }
+    if (capture.gpu_addresses.empty()) {
+      const auto addresses = bus_order_addresses(evidence, indices_of(capture));
+      if (!addresses.empty() && assign_gpu_addresses(capture, addresses) > 0) {
+        evidence.notes.push_back(capture.source + ": " + capture.tool +
+                                 " names GPUs by CUDA index only; matched to the " + std::to_string(addresses.size()) +
+                                 " GPUs of the other captures in PCI bus order (CUDA's order on a node of one GPU "
+                                 "model, or with CUDA_DEVICE_ORDER=PCI_BUS_ID)");
+      }
+    }
+    for (ToolReading& reading : capture.readings) {
+      out.origins[evidence.measurements.size()] = reading.source + ":" + std::to_string(reading.line);
+      evidence.measurements.push_back(std::move(reading.measurement));
+    }
+  }
+  return out;
+}
+
+void judge_tool_captures(Results& results, const ToolEvidence& tools, const std::optional<LinkState>& stated_link) {
+  if (!tools.any) return;
+  ToolJudgeOptions options;
+  options.stated_link = stated_link;
+  options.origins = tools.origins;
+  ToolJudgement judged = judge_tool_bandwidth(results.evidence, results.thresholds, options);
+  for (Verdict& verdict : judged.verdicts) results.verdicts.push_back(std::move(verdict));
+  for (std::string& note : judged.notes) results.evidence.notes.push_back(std::move(note));
+}
+
+}  // namespace pcieval::app

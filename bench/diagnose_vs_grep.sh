@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# `pcieval diagnose` on a 100 MB kernel log against `grep -cE` of the same
+# patterns over the same file, in one run: the parser should read the log at
+# least half as fast as grep scans it (ratio of times <= 2). The log is
+# synthetic, generated here: ordinary boot and runtime lines of a GPU node
+# (USB, NVMe, EXT4, systemd, NVRM, network) modelled on real dmesg output,
+# with about one line in 200 a PCIe event of the kinds pcieval reads ("limited
+# by" bandwidth lines, AER corrected and uncorrected errors, Surprise Down,
+# bandwidth notifications, Xid 79 and Xid 74/119 that are not bus events).
+#
+#   bench/diagnose_vs_grep.sh [-b BUILD_DIR] [-s MEGABYTES] [-r REPETITIONS]
+set -euo pipefail
+
+build_dir=build
+megabytes=100
+repetitions=3
+while getopts "b:s:r:h" opt; do
+  case "$opt" in
+    b) build_dir=$OPTARG ;;
+    s) megabytes=$OPTARG ;;
+    r) repetitions=$OPTARG ;;
+    *) sed -n '2,12p' "$0"; exit 2 ;;
+  esac
+done
+pcieval="$build_dir/pcieval"
+if [[ ! -x "$pcieval" ]]; then
+  echo "error: $pcieval not built (make build)" >&2
+  exit 2
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+log="$work/kern.log"
+
+python3 - "$log" "$megabytes" <<'PY'
+import random, sys
+path, megabytes = sys.argv[1], int(sys.argv[2])
+random.seed(2026)
+ordinary = [
+    "usb 1-{a}: new high-speed USB device number {n} using xhci_hcd",
+    "usb 1-{a}: New USB device found, idVendor=046b, idProduct=ff10, bcdDevice= 1.00",
+    "nvme nvme{a}: 64/0/0 default/read/poll queues",
+    "EXT4-fs (nvme0n1p{a}): mounted filesystem with ordered data mode. Quota mode: none.",
+    "systemd[1]: Started session-{n}.scope - Session {n} of User slurm.",
+    "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024",
+    "nvidia-nvswitch{a}: open (major={n})",
+    "mlx5_core 0000:{b:02x}:00.0: mlx5_pcie_event:301:(pid {n}): PCIe slot advertised sufficient power (27W).",
+    "IPv6: ADDRCONF(NETDEV_CHANGE): ib{a}: link becomes ready",
+    "audit: type=1400 audit({n}.123:{a}): apparmor=\"STATUS\" operation=\"profile_load\" name=\"nvidia_modprobe\"",
+    "pci 0000:{b:02x}:00.0: [10de:2330] type 00 class 0x030200",
+    "pci 0000:{b:02x}:00.0: BAR 0: assigned [mem 0x{n:x}000000-0x{n:x}ffffff 64bit pref]",
+    "perf: interrupt took too long ({n} > 2500), lowering kernel.perf_event_max_sample_rate to {a}000",
+]
+events = [
+    "pci 0000:{b:02x}:00.0: 63.008 Gb/s available PCIe bandwidth, limited by 8.0 GT/s PCIe x8 link at 0000:{p:02x}:01.0 (capable of 252.048 Gb/s with 16.0 GT/s PCIe x16 link)",
+    "pcieport 0000:{p:02x}:01.0: AER: Corrected error received: 0000:{b:02x}:00.0",
+    "nvidia 0000:{b:02x}:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)",
+    "nvidia 0000:{b:02x}:00.0: PCIe Bus Error: severity=Uncorrected (Non-Fatal), type=Transaction Layer, (Requester ID)",
+    "pcieport 0000:{p:02x}:01.0: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer, (Receiver ID)",
+    "pcieport 0000:{p:02x}:01.0:    [ 5] SDES                   (First)",
+    "pcieport 0000:{p:02x}:01.0: bwctrl: Link Bandwidth Notification: link speed changed",
+    "NVRM: Xid (PCI:0000:{b:02x}:00): 79, pid={n}, name=python3, GPU has fallen off the bus.",
+    "NVRM: Xid (PCI:0000:{b:02x}:00): 74, pid={n}, name=python3, NVLink: fatal error detected on link 3",
+    "NVRM: Xid (PCI:0000:{b:02x}:00): 119, pid={n}, name=nvidia-smi, Timeout after 6s of waiting for RPC response from GPU0 GSP!",
+]
+target = megabytes * 1000 * 1000
+t = 5.0
+written = 0
+with open(path, "w") as out:
+    chunk = []
+    while written < target:
+        t += random.random() * 0.01
+        template = random.choice(events) if random.random() < 0.005 else random.choice(ordinary)
+        line = "[{:>12.6f}] ".format(t) + template.format(a=random.randint(1, 9), n=random.randint(100, 99999),
+                                                       b=random.choice([0x18, 0x2a, 0x3a, 0x5d, 0x9a, 0xab, 0xba, 0xdb]),
+                                                       p=random.choice([0x15, 0x97])) + "\n"
+        chunk.append(line)
+        written += len(line)
+        if len(chunk) >= 10000:
+            out.write("".join(chunk))
+            chunk = []
+    out.write("".join(chunk))
+PY
+
+# The messages pcieval's kernel-log reader looks for, as one extended regex.
+pattern='available PCIe bandwidth, limited by|PCIe Bus Error: severity=|AER: (Corrected|Uncorrected|Multiple)|Surprise Down|\] SDES|Link Bandwidth Notification|bwctrl|NVRM: Xid|fallen off the bus'
+size_mb=$(( $(stat -c %s "$log") / 1000000 ))
+cat "$log" >/dev/null  # both read from the page cache
+
+median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+# "wall cpu" seconds of one run (cpu = user + sys): on a shared machine the
+# CPU time is the fairer comparison, the wall time what a user waits.
+times_of() {
+  local TIMEFORMAT='%R %U %S'
+  { time "$@" >"$work/out" 2>/dev/null; } 2>"$work/time" || true
+  awk '{ printf "%s %s\n", $1, $2 + $3 }' "$work/time"
+}
+grep_wall=() grep_cpu=() diagnose_wall=() diagnose_cpu=()
+for _ in $(seq "$repetitions"); do
+  read -r wall cpu < <(times_of grep -cE "$pattern" "$log")
+  grep_wall+=("$wall") grep_cpu+=("$cpu")
+  grep_count=$(cat "$work/out")
+  read -r wall cpu < <(times_of "$pcieval" diagnose --format kernel-log -o "$work/results.json" -q "$log")
+  diagnose_wall+=("$wall") diagnose_cpu+=("$cpu")
+done
+m() { printf '%s\n' "$@" | median; }
+gw=$(m "${grep_wall[@]}") gc=$(m "${grep_cpu[@]}") dw=$(m "${diagnose_wall[@]}") dc=$(m "${diagnose_cpu[@]}")
+events=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(next((n for n in d['notes'] if 'PCIe events in' in n), '?'))" "$work/results.json")
+printf 'log: %s MB, %s lines matched by grep -cE\n' "$size_mb" "$grep_count"
+printf 'pcieval diagnose: %s\n' "$events"
+awk -v mb="$size_mb" -v gw="$gw" -v gc="$gc" -v dw="$dw" -v dc="$dc" -v n="$repetitions" 'BEGIN {
+  printf "%-18s wall %7.3f s (%7.1f MB/s)  cpu %7.3f s (%7.1f MB/s)  median of %d\n", "grep -cE", gw, mb / gw, gc, mb / gc, n
+  printf "%-18s wall %7.3f s (%7.1f MB/s)  cpu %7.3f s (%7.1f MB/s)  median of %d\n", "pcieval diagnose", dw, mb / dw, dc, mb / dc, n
+  printf "ratio diagnose/grep: wall %.2f, cpu %.2f (aim: cpu <= 2, parsing at least half as fast as grep scans)\n", dw / gw, dc / gc
+}'
+ratio=$(awk -v a="$dc" -v b="$gc" 'BEGIN { print a / b }')
+if awk -v r="$ratio" 'BEGIN { exit !(r > 2) }'; then
+  echo "FAIL: diagnose reads the log more than twice as slowly as grep scans it" >&2
+  exit 1
+fi
+echo "PASS"

@@ -1,0 +1,61 @@
+// Which capture format a text is: one table, read in order, so that adding a
+// format (nvbandwidth, bandwidthTest, nccl-tests, a results document) is one
+// enum value and one row in detect.cpp. Formats are told apart by content,
+// never by file name: tickets carry "output.txt" and "log" as often as
+// anything.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "model/result.hpp"
+
+namespace pcieval {
+
+// APPEND new formats at the end; the names are the --format values and are
+// stable.
+enum class CaptureFormat {
+  kLspci,            // "lspci": lspci -vv / -vvv
+  kNvidiaSmi,        // "nvidia-smi": nvidia-smi -q
+  kNvidiaSmiXml,     // "nvidia-smi-xml": nvidia-smi -q -x
+  kKernelLog,        // "kernel-log": dmesg, journalctl -k, /var/log/kern.log
+  kNvbandwidth,      // "nvbandwidth": nvbandwidth's text output
+  kNvbandwidthJson,  // "nvbandwidth-json": nvbandwidth -j
+  kBandwidthTest,    // "bandwidthtest": CUDA samples bandwidthTest
+  kNcclTests,        // "nccl-tests": all_reduce_perf and the other nccl-tests text tables
+  kNcclTestsJson,    // "nccl-tests-json": nccl-tests -J FILE
+};
+
+struct CaptureFormatInfo {
+  CaptureFormat format;
+  std::string_view name;         // the --format value: "nvidia-smi-xml"
+  std::string_view description;  // for error messages: "nvidia-smi -q -x"
+  // True when the text is this format. Called on at most the first
+  // kDetectPrefixBytes of the text, so detection stays cheap on a 100 MB log;
+  // a format whose marker can sit deeper (a kernel log) must accept a prefix.
+  bool (*looks_like)(std::string_view text);
+};
+
+// Detection reads no further than this into a capture.
+inline constexpr std::size_t kDetectPrefixBytes = std::size_t{1} << 20;
+
+// Every known format, in detection order: the more specific markers first
+// (XML before text, nvidia-smi's banner before lspci blocks, kernel log last
+// because its lines can be pasted into anything).
+[[nodiscard]] std::span<const CaptureFormatInfo> capture_formats();
+
+// The first format of capture_formats() whose looks_like accepts the text;
+// an error naming the supported formats when none does.
+[[nodiscard]] Result<CaptureFormat> detect_capture_format(std::string_view text);
+
+// The format named by a --format value; an error listing the names otherwise.
+[[nodiscard]] Result<CaptureFormat> capture_format_from_name(std::string_view name);
+
+[[nodiscard]] std::string_view to_string(CaptureFormat format);
+
+// "lspci -vv, nvidia-smi -q, ..." for messages.
+[[nodiscard]] std::string supported_formats_text();
+
+}  // namespace pcieval

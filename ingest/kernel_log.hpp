@@ -1,0 +1,74 @@
+// Captured kernel logs (dmesg, dmesg -T, journalctl -k, /var/log/kern.log or
+// syslog) reduced to the PCIe events pcieval judges: the kernel's "limited by"
+// bandwidth lines, AER errors, Surprise Down, link bandwidth notifications and
+// the NVIDIA driver's "fallen off the bus" (Xid 79).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/link.hpp"
+#include "model/pci_address.hpp"
+#include "model/result.hpp"
+
+namespace pcieval {
+
+enum class KernelEventKind {
+  // "<bdf>: 63.008 Gb/s available PCIe bandwidth, limited by 8.0 GT/s PCIe x8
+  // link at <port> (capable of 126.016 Gb/s with 8.0 GT/s PCIe x16 link)":
+  // pcie_report_downtraining() at enumeration (PCIE-FACTS 4.4).
+  kBandwidthLimited,
+  kAerCorrected,            // "PCIe Bus Error: severity=Corrected"
+  kAerUncorrectedNonFatal,  // "severity=Uncorrected (Non-Fatal)"
+  kAerUncorrectedFatal,     // "severity=Uncorrected (Fatal)"
+  kSurpriseDown,            // "Surprise Down Error" / "[ 5] SDES" in an AER status dump
+  kBandwidthNotification,   // bwctrl / "Link Bandwidth Notification" lines
+  kGpuFellOffBus,           // "NVRM: Xid (PCI:0000:17:00): 79" or "NVRM: GPU ... has fallen off the bus"
+};
+
+[[nodiscard]] std::string_view to_string(KernelEventKind kind);
+
+struct KernelLogEvent {
+  KernelEventKind kind = KernelEventKind::kAerCorrected;
+  PciAddress device;  // the device the line is about (an Xid names function 0)
+  std::size_t line = 0;
+  // kBandwidthLimited: the port whose link limits the device (nullopt for the
+  // kernel's "<unknown>"), the state the limit allows and the device's own
+  // capability.
+  std::optional<PciAddress> limiting_port;
+  std::optional<LinkState> limited_to;
+  std::optional<LinkState> capable;
+  std::optional<int> xid;  // kGpuFellOffBus from an Xid line
+  std::string text;        // the line, quoted and cut for a note
+};
+
+struct KernelLogCapture {
+  std::string source;
+  std::vector<KernelLogEvent> events;  // in log order
+  std::vector<std::string> notes;
+  std::size_t lines = 0;          // non-blank lines read
+  std::size_t skipped_lines = 0;  // non-blank lines that are no PCIe event
+};
+
+// True when some line of the text has a kernel log's shape: a dmesg
+// timestamp ("[   12.345678] "), a syslog/journal "kernel:" tag, or one of
+// the PCIe messages this reader understands.
+[[nodiscard]] bool looks_like_kernel_log(std::string_view text);
+
+// Reads every line; lines that are no PCIe event are skipped and counted.
+// Timestamps and syslog prefixes are ignored, messages are found anywhere in
+// the line. Errors when no line of the text has a kernel log's shape. An Xid
+// other than 79 is not a bus event (74 is NVLink, 119/120 GSP): it is counted
+// in a note, not an event.
+[[nodiscard]] Result<KernelLogCapture> parse_kernel_log(std::string_view text, std::string_view source = "input");
+
+// One "limited by" message, without its prefix: "63.008 Gb/s available PCIe
+// bandwidth, limited by 8.0 GT/s PCIe x8 link at 0000:00:01.0 (capable of
+// 126.016 Gb/s with 8.0 GT/s PCIe x16 link)". Speeds as kernels >= 5.7 print
+// them ("8.0 GT/s PCIe") and older ones ("8 GT/s", "2.5 GT/s").
+[[nodiscard]] std::optional<KernelLogEvent> parse_bandwidth_limited(std::string_view line);
+
+}  // namespace pcieval

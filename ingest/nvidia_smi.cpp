@@ -1,0 +1,393 @@
+// The line-by-line reader of `nvidia-smi -q` text. Like the lspci reader it
+// uses no regular expressions: every step is a bounded scan of one line, so a
+// pasted log of any size is read in one pass.
+#include "ingest/nvidia_smi.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <utility>
+
+#include "ingest/lspci_text.hpp"
+
+namespace pcieval {
+namespace {
+
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+bool not_available(std::string_view value) {
+  return value.empty() || iequals(value, "N/A") || iequals(value, "[N/A]") || value.starts_with("Unknown") ||
+         value.starts_with("[Unknown") || value.starts_with("Not Supported") || value.starts_with("[Not Supported");
+}
+
+template <class T>
+std::optional<T> parse_unsigned(std::string_view text) {
+  T value{};
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+// Leading spaces (a tab counts as four, as an editor shows a markdown paste).
+std::size_t indent_of(std::string_view line) {
+  std::size_t columns = 0;
+  for (char c : line) {
+    if (c == ' ') {
+      ++columns;
+    } else if (c == '\t') {
+      columns += 4;
+    } else {
+      break;
+    }
+  }
+  return columns;
+}
+
+// What a field updates, by its section path below the GPU block.
+enum class Field {
+  kIgnored,
+  kProductName,
+  kBusId,
+  kDeviceId,
+  kGenMax,
+  kGenCurrent,
+  kGenDeviceMax,
+  kGenHostMax,
+  kWidthMax,
+  kWidthCurrent,
+  kReplays,
+  kRollovers,
+  kTx,
+  kRx,
+  kPstate,
+  kUtilGpu,
+};
+
+struct Section {
+  std::size_t indent;
+  std::string_view name;
+};
+
+Field field_of(const std::vector<Section>& sections, std::string_view name) {
+  const auto in = [&](std::initializer_list<std::string_view> path) {
+    if (sections.size() != path.size()) return false;
+    std::size_t i = 0;
+    for (std::string_view part : path) {
+      if (!iequals(sections[i++].name, part)) return false;
+    }
+    return true;
+  };
+  if (in({})) {
+    if (iequals(name, "Product Name")) return Field::kProductName;
+    if (iequals(name, "Performance State")) return Field::kPstate;
+    return Field::kIgnored;
+  }
+  if (in({"PCI"})) {
+    if (iequals(name, "Bus Id")) return Field::kBusId;
+    if (iequals(name, "Device Id")) return Field::kDeviceId;
+    if (iequals(name, "Replays Since Reset")) return Field::kReplays;
+    if (iequals(name, "Replay Number Rollovers")) return Field::kRollovers;
+    if (iequals(name, "Tx Throughput")) return Field::kTx;
+    if (iequals(name, "Rx Throughput")) return Field::kRx;
+    return Field::kIgnored;
+  }
+  if (in({"PCI", "GPU Link Info", "PCIe Generation"})) {
+    if (iequals(name, "Max")) return Field::kGenMax;
+    if (iequals(name, "Current")) return Field::kGenCurrent;
+    if (iequals(name, "Device Max")) return Field::kGenDeviceMax;
+    if (iequals(name, "Host Max")) return Field::kGenHostMax;
+    return Field::kIgnored;
+  }
+  if (in({"PCI", "GPU Link Info", "Link Width"})) {
+    if (iequals(name, "Max")) return Field::kWidthMax;
+    if (iequals(name, "Current")) return Field::kWidthCurrent;
+    return Field::kIgnored;
+  }
+  if (in({"Utilization"}) && iequals(name, "Gpu")) return Field::kUtilGpu;
+  return Field::kIgnored;
+}
+
+class Reader {
+ public:
+  explicit Reader(std::string_view source) { capture_.source = std::string(source); }
+
+  void line(std::string_view raw, std::size_t number) {
+    const std::string_view text = trim_blanks(raw);
+    if (text.empty()) return;
+    const std::size_t indent = indent_of(raw);
+    if (indent == 0) {
+      top_level(text, number);
+      return;
+    }
+    if (gpu_ == nullptr) {
+      ++capture_.skipped_lines;
+      return;
+    }
+    while (!sections_.empty() && sections_.back().indent >= indent) sections_.pop_back();
+    const auto colon = text.find(" : ");
+    const bool bare_colon = text.ends_with(" :");  // "Name :" with nothing after it
+    if (colon == std::string_view::npos && !bare_colon) {
+      sections_.push_back(Section{indent, text});
+      return;
+    }
+    const std::string_view name =
+        trim_blanks(text.substr(0, colon == std::string_view::npos ? text.size() - 2 : colon));
+    const std::string_view value =
+        colon == std::string_view::npos ? std::string_view{} : trim_blanks(text.substr(colon + 3));
+    field(field_of(sections_, name), name, value, number);
+  }
+
+  Result<NvidiaSmiCapture> finish() && {
+    if (capture_.gpus.empty()) {
+      return make_error(capture_.source +
+                        ": no GPU block found (expected `nvidia-smi -q` output with lines like "
+                        "'GPU 00000000:17:00.0')");
+    }
+    for (const NvidiaSmiGpu& gpu : capture_.gpus) {
+      if (!gpu.nvml.current_gen && !gpu.nvml.current_width) {
+        capture_.notes.push_back(origin(gpu.line) + ": GPU " + to_string(gpu.bdf) +
+                                 " has no readable GPU Link Info (PCIe generation and width)");
+      }
+    }
+    return std::move(capture_);
+  }
+
+ private:
+  std::string origin(std::size_t line) const { return capture_.source + ":" + std::to_string(line); }
+
+  void top_level(std::string_view text, std::size_t number) {
+    sections_.clear();
+    gpu_ = nullptr;
+    if (text.starts_with("GPU ")) {
+      const std::string_view id = trim_blanks(text.substr(4));
+      if (auto bdf = parse_nvidia_smi_bus_id(id)) {
+        start_gpu(bdf.value(), number);
+        return;
+      }
+    }
+    // The log's banner and its header fields belong to the format; anything
+    // else at column 0 (a prompt, a fence, another command's output) does not.
+    const bool banner = text.find("NVSMI LOG") != std::string_view::npos;
+    const auto colon = text.find(" : ");
+    const bool header_field = colon != std::string_view::npos && [&] {
+      const std::string_view name = trim_blanks(text.substr(0, colon));
+      for (std::string_view known :
+           {"Timestamp", "Driver Version", "CUDA Version", "Attached GPUs", "HIC Info", "Driver Model"}) {
+        if (iequals(name, known)) return true;
+      }
+      return false;
+    }();
+    if (!banner && !header_field) ++capture_.skipped_lines;
+  }
+
+  void start_gpu(const PciAddress& bdf, std::size_t number) {
+    const auto same =
+        std::find_if(capture_.gpus.begin(), capture_.gpus.end(), [&](const NvidiaSmiGpu& g) { return g.bdf == bdf; });
+    if (same != capture_.gpus.end()) {
+      // Two snapshots pasted together: the first is kept, as lspci merging does.
+      capture_.notes.push_back(origin(number) + ": GPU " + to_string(bdf) + " appears again (first at " +
+                               origin(same->line) + "); kept the first block");
+      ignored_.line = number;
+      ignored_.bdf = bdf;
+      ignored_.nvml = {};
+      gpu_ = &ignored_;
+      return;
+    }
+    NvidiaSmiGpu gpu;
+    gpu.bdf = bdf;
+    gpu.source = capture_.source;
+    gpu.line = number;
+    gpu.link_line = number;
+    capture_.gpus.push_back(std::move(gpu));
+    gpu_ = &capture_.gpus.back();
+  }
+
+  void unreadable(std::string_view name, std::string_view value, std::size_t number) {
+    gpu_->notes.push_back(origin(number) + ": " + std::string(name) + " " + quoted(value) + " is not readable");
+  }
+
+  template <class T>
+  void set(std::optional<T>& target, std::optional<T> parsed, std::string_view name, std::string_view value,
+           std::size_t number) {
+    if (parsed) {
+      target = parsed;
+    } else if (!not_available(value)) {
+      unreadable(name, value, number);
+    }
+  }
+
+  void field(Field which, std::string_view name, std::string_view value, std::size_t number) {
+    NvmlGpuLink& nvml = gpu_->nvml;
+    switch (which) {
+      case Field::kIgnored:
+        return;
+      case Field::kProductName:
+        if (!not_available(value)) nvml.name = std::string(value);
+        return;
+      case Field::kBusId:
+        if (auto bdf = parse_nvidia_smi_bus_id(value); bdf && !(bdf.value() == gpu_->bdf)) {
+          gpu_->notes.push_back(origin(number) + ": Bus Id " + quoted(value) + " differs from the block's header " +
+                                to_string(gpu_->bdf) + "; kept the header's");
+        }
+        return;
+      case Field::kDeviceId:
+        // "0x233010DE": device id in the high half, vendor in the low half.
+        if (value.size() == 10 && (value.starts_with("0x") || value.starts_with("0X"))) {
+          if (auto ids = parse_hex_exact(value.substr(2), 8)) {
+            gpu_->device_id = static_cast<std::uint16_t>(*ids >> 16);
+            gpu_->vendor_id = static_cast<std::uint16_t>(*ids & 0xffffU);
+            return;
+          }
+        }
+        if (!not_available(value)) unreadable(name, value, number);
+        return;
+      case Field::kGenMax:
+        return set(nvml.max_gen, parse_smi_generation(value), "PCIe Generation Max", value, number);
+      case Field::kGenCurrent:
+        gpu_->link_line = number;
+        return set(nvml.current_gen, parse_smi_generation(value), "PCIe Generation Current", value, number);
+      case Field::kGenDeviceMax:
+        return set(nvml.gpu_max_gen, parse_smi_generation(value), "PCIe Generation Device Max", value, number);
+      case Field::kGenHostMax:
+        return set(gpu_->host_max_gen, parse_smi_generation(value), "PCIe Generation Host Max", value, number);
+      case Field::kWidthMax:
+        return set(nvml.max_width, parse_smi_width(value), "Link Width Max", value, number);
+      case Field::kWidthCurrent:
+        return set(nvml.current_width, parse_smi_width(value), "Link Width Current", value, number);
+      case Field::kReplays:
+        return set(nvml.replay_counter, parse_smi_count(value), name, value, number);
+      case Field::kRollovers:
+        return set(gpu_->replay_rollovers, parse_smi_count(value), name, value, number);
+      case Field::kTx:
+        return set(nvml.tx_kbps, parse_smi_kbps(value), name, value, number);
+      case Field::kRx:
+        return set(nvml.rx_kbps, parse_smi_kbps(value), name, value, number);
+      case Field::kPstate:
+        return set(nvml.pstate, parse_smi_pstate(value), name, value, number);
+      case Field::kUtilGpu:
+        return set(nvml.utilization_gpu_percent, parse_smi_percent(value), "Utilization Gpu", value, number);
+    }
+  }
+
+  NvidiaSmiCapture capture_;
+  // Stable while the block is read: gpus only grows at a GPU header, which
+  // resets gpu_ first.
+  NvidiaSmiGpu* gpu_ = nullptr;
+  NvidiaSmiGpu ignored_;  // a repeated GPU's block is read here and dropped
+  std::vector<Section> sections_;
+};
+
+}  // namespace
+
+Result<PciAddress> parse_nvidia_smi_bus_id(std::string_view text) {
+  const std::string_view id = trim_blanks(text);
+  // nvidia-smi prints an 8-digit domain (4 before driver ~400); parse_lspci_slot
+  // takes 4 to 8 and wants the full "dddd:bb:dd.f".
+  if (auto slot = parse_lspci_slot(id); slot && id.find(':') >= 4) return *slot;
+  return make_error("not an nvidia-smi bus id: " + quoted(text));
+}
+
+std::optional<int> parse_smi_generation(std::string_view text) {
+  const auto gen = parse_unsigned<int>(trim_blanks(text));
+  if (!gen || *gen < 1 || *gen > 7) return std::nullopt;
+  return gen;
+}
+
+std::optional<int> parse_smi_width(std::string_view text) {
+  std::string_view t = trim_blanks(text);
+  if (t.ends_with('x') || t.ends_with('X')) t.remove_suffix(1);
+  if (t.starts_with('x')) t.remove_prefix(1);
+  const auto width = parse_unsigned<int>(t);
+  if (!width || *width < 1 || *width > 32) return std::nullopt;
+  return width;
+}
+
+std::optional<int> parse_smi_pstate(std::string_view text) {
+  std::string_view t = trim_blanks(text);
+  if (t.size() < 2 || (t.front() != 'P' && t.front() != 'p')) return std::nullopt;
+  const auto state = parse_unsigned<int>(t.substr(1));
+  if (!state || *state > 15) return std::nullopt;
+  return state;
+}
+
+std::optional<int> parse_smi_percent(std::string_view text) {
+  std::string_view t = trim_blanks(text);
+  if (!t.ends_with('%')) return std::nullopt;
+  t = trim_blanks(t.substr(0, t.size() - 1));
+  const auto percent = parse_unsigned<int>(t);
+  if (!percent || *percent > 100) return std::nullopt;
+  return percent;
+}
+
+std::optional<std::uint64_t> parse_smi_kbps(std::string_view text) {
+  std::string_view t = trim_blanks(text);
+  if (!t.ends_with("KB/s")) return std::nullopt;
+  return parse_unsigned<std::uint64_t>(trim_blanks(t.substr(0, t.size() - 4)));
+}
+
+std::optional<std::uint64_t> parse_smi_count(std::string_view text) {
+  return parse_unsigned<std::uint64_t>(trim_blanks(text));
+}
+
+CapturedLoad captured_load(const NvmlGpuLink& nvml) {
+  if (!nvml.pstate) return CapturedLoad::kUnclear;
+  const bool traffic =
+      (nvml.tx_kbps && *nvml.tx_kbps > kBusyTrafficKbps) || (nvml.rx_kbps && *nvml.rx_kbps > kBusyTrafficKbps);
+  const bool working = (nvml.utilization_gpu_percent && *nvml.utilization_gpu_percent > 0) || traffic;
+  if (*nvml.pstate <= 2 && working) return CapturedLoad::kBusy;
+  const bool quiet = nvml.utilization_gpu_percent && *nvml.utilization_gpu_percent == 0 && !traffic;
+  if (*nvml.pstate >= 8 && quiet) return CapturedLoad::kIdle;
+  return CapturedLoad::kUnclear;
+}
+
+std::string_view to_string(CapturedLoad load) {
+  switch (load) {
+    case CapturedLoad::kIdle:
+      return "idle";
+    case CapturedLoad::kBusy:
+      return "busy";
+    case CapturedLoad::kUnclear:
+      return "unclear";
+  }
+  return "unclear";
+}
+
+bool looks_like_nvidia_smi(std::string_view text) {
+  if (text.find("==NVSMI LOG==") != std::string_view::npos) return true;
+  // A block pasted without the banner: "GPU <bus id>" then an indented field.
+  std::size_t start = 0;
+  bool after_header = false;
+  while (start < text.size()) {
+    auto end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view raw = text.substr(start, end - start);
+    const std::string_view line = trim_blanks(raw);
+    start = end + 1;
+    if (line.empty()) continue;
+    if (after_header && indent_of(raw) > 0 &&
+        (line.starts_with("Product Name") || line == "PCI" || line.starts_with("Product Brand"))) {
+      return true;
+    }
+    after_header = indent_of(raw) == 0 && line.starts_with("GPU ") && parse_nvidia_smi_bus_id(line.substr(4)).ok();
+  }
+  return false;
+}
+
+Result<NvidiaSmiCapture> parse_nvidia_smi(std::string_view text, std::string_view source) {
+  Reader reader(source);
+  std::size_t start = 0;
+  std::size_t number = 0;
+  while (start < text.size()) {
+    auto end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    reader.line(text.substr(start, end - start), ++number);
+    start = end + 1;
+  }
+  return std::move(reader).finish();
+}
+
+}  // namespace pcieval

@@ -1,0 +1,88 @@
+// Captured `nvidia-smi -q` text (and, through nvidia_smi_xml.hpp, `-q -x`
+// XML) turned into per-GPU NVML link readings: what an engineer pastes into a
+// ticket next to lspci.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/pci_address.hpp"
+#include "model/result.hpp"
+#include "model/samples.hpp"
+
+namespace pcieval {
+
+// One GPU of the capture. nvml holds what NvmlGpuLink has a field for; the
+// rest of the PCI block (host max, rollovers, ids) sits beside it.
+struct NvidiaSmiGpu {
+  PciAddress bdf;        // normalised to sysfs form: 00000000:17:00.0 -> 0000:17:00.0
+  std::string source;    // name of the capture
+  std::size_t line = 0;  // 1-based line of the GPU's header ("GPU 00000000:17:00.0" / <gpu id=...>)
+  // Line of the current link generation, where a verdict on the GPU's link
+  // rests; the header line when the capture has none.
+  std::size_t link_line = 0;
+  NvmlGpuLink nvml;                 // under_load is left false: the caller decides from captured_busy()
+  std::optional<int> host_max_gen;  // "Host Max" / <max_host_link_gen>
+  std::optional<std::uint64_t> replay_rollovers;
+  std::optional<std::uint16_t> vendor_id;  // from "Device Id : 0x233010DE"
+  std::optional<std::uint16_t> device_id;
+  std::vector<std::string> notes;
+};
+
+struct NvidiaSmiCapture {
+  std::string source;
+  std::vector<NvidiaSmiGpu> gpus;  // in capture order
+  std::vector<std::string> notes;
+  // Non-blank lines that are neither part of a GPU block nor the log's
+  // header: prompts, markdown, other commands' output pasted around it.
+  std::size_t skipped_lines = 0;
+};
+
+// True when the text holds nvidia-smi -q's banner ("==NVSMI LOG==") or a
+// "GPU 00000000:17:00.0" header followed by an indented "Product Name" or
+// "PCI" line.
+[[nodiscard]] bool looks_like_nvidia_smi(std::string_view text);
+
+// Parses `nvidia-smi -q` text of any driver since 2016: fields are split on
+// the first " : " (the name column's width changes between drivers), names
+// compared case-insensitively ("Replays since reset" in old drivers), "N/A"
+// and unparseable values left unknown with a note. Indentation decides which
+// block a field belongs to, so "Max"/"Current" under "PCIe Generation" and
+// under "Link Width" are told apart. Errors only when no GPU block is found.
+[[nodiscard]] Result<NvidiaSmiCapture> parse_nvidia_smi(std::string_view text, std::string_view source = "input");
+
+// nvidia-smi's bus id ("00000000:17:00.0", "0000:06:00.0", any case) as the
+// sysfs address.
+[[nodiscard]] Result<PciAddress> parse_nvidia_smi_bus_id(std::string_view text);
+
+// Value parsers shared by the text and XML readers; nullopt for "N/A",
+// "[N/A]", "Unknown Error" and anything malformed.
+[[nodiscard]] std::optional<int> parse_smi_generation(std::string_view text);       // "4"
+[[nodiscard]] std::optional<int> parse_smi_width(std::string_view text);            // "16x"
+[[nodiscard]] std::optional<int> parse_smi_pstate(std::string_view text);           // "P8" -> 8
+[[nodiscard]] std::optional<int> parse_smi_percent(std::string_view text);          // "37 %" -> 37
+[[nodiscard]] std::optional<std::uint64_t> parse_smi_kbps(std::string_view text);   // "567 KB/s"
+[[nodiscard]] std::optional<std::uint64_t> parse_smi_count(std::string_view text);  // "7"
+
+// How busy the GPU was when it was captured, from its performance state,
+// utilisation and PCIe traffic. Idle NVIDIA GPUs lower their link speed on
+// purpose (PCIE-FACTS 6.1: P8 reads Gen1 of Gen4), so only a capture taken
+// while the GPU worked says what its link trains to.
+enum class CapturedLoad {
+  kIdle,     // P8 or a higher-numbered state, 0 % utilisation, no traffic
+  kBusy,     // P0..P2 and utilisation above 0 % or PCIe traffic
+  kUnclear,  // anything else (P0 at 0 % without traffic, fields missing)
+};
+[[nodiscard]] CapturedLoad captured_load(const NvmlGpuLink& nvml);
+[[nodiscard]] std::string_view to_string(CapturedLoad load);
+
+// PCIe traffic that counts as load: more than an idle GPU's driver chatter
+// (an idle H100 at P0 shows 567 KB/s Tx, 559 KB/s Rx) and far below any copy
+// (a Gen3 x1 link carries about 985 000 KB/s).
+inline constexpr std::uint64_t kBusyTrafficKbps = 10'000;
+
+}  // namespace pcieval

@@ -1,0 +1,97 @@
+// What the bandwidth tools people already run print (nvbandwidth,
+// bandwidthTest, nccl-tests), read back as measurements. Shared by the three
+// parsers; each keeps where every number came from, so a verdict can name the
+// file and line it rests on.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/measurement.hpp"
+#include "model/pci_address.hpp"
+#include "model/result.hpp"
+
+namespace pcieval {
+
+// One host<->device number a tool printed. measurement.probe is
+// "<tool>_<test>" in the schema's snake_case ("nvbandwidth_host_to_device_memcpy_ce",
+// "bandwidthtest_h2d_pinned"); its subject is "GPU <index>" until an address
+// is known (assign_gpu_addresses), then the address; gpus holds that address.
+// size_bytes is the copy size the capture prints (bandwidthTest, nvbandwidth
+// JSON's bufferSize), else the tool's default (see parse_nvbandwidth);
+// bytes_per_trial is the same. The tool aggregated its own samples (nvbandwidth: median of its trials;
+// bandwidthTest: mean over 100 copies), so trials_gbps holds the one number
+// it printed, with cv 0: the spread is not known.
+struct ToolReading {
+  Measurement measurement;
+  std::optional<int> gpu_index;  // the CUDA device index; nullopt for a sum over GPUs
+  std::string source;
+  std::size_t line = 0;  // 1-based line of the number (text) or of the test (JSON)
+};
+
+// One row of an nccl-tests result table (out-of-place or in-place half).
+// Not a Measurement: a collective moves data both ways on every GPU at once,
+// which no Direction describes.
+struct NcclRow {
+  std::uint64_t size_bytes = 0;
+  std::uint64_t count = 0;
+  std::string type;   // "float"
+  std::string redop;  // "sum"
+  bool in_place = false;
+  double time_us = 0;
+  double algbw_gbps = 0;  // size / time, GB = 1e9 bytes
+  double busbw_gbps = 0;  // algbw x the collective's factor (2(n-1)/n for all-reduce)
+  // The #wrong column; nullopt when the run did not check data (-c 0, "N/A").
+  std::optional<double> wrong_elements;
+  std::size_t line = 0;  // 1-based line of the row; 0 for JSON
+};
+
+struct ToolCapture {
+  std::string tool;  // "nvbandwidth", "bandwidthTest", "nccl-tests"
+  std::string source;
+  std::vector<ToolReading> readings;
+  std::vector<NcclRow> nccl_rows;           // nccl-tests only
+  std::string nccl_collective;              // "all_reduce" when known
+  std::optional<int> nccl_ranks;            // number of "Rank" device lines / JSON devices
+  std::map<int, PciAddress> gpu_addresses;  // CUDA index -> address, where the capture prints one
+  std::map<int, std::string> gpu_names;     // CUDA index -> "NVIDIA H100 80GB HBM3"
+  std::vector<std::string> notes;           // caveats and what was not read, one line each
+  std::size_t skipped_lines = 0;            // non-blank lines that were not part of the tool's output
+};
+
+// Sets each reading's subject and gpus from an index -> address map; readings
+// whose index is not in it keep "GPU <index>". Returns how many were mapped.
+std::size_t assign_gpu_addresses(ToolCapture& capture, const std::map<int, PciAddress>& addresses);
+
+namespace tool_text {
+
+// A line of a capture with its 1-based number; `text` has no line break and
+// no leading "[1,0]<stdout>:" tag that `mpirun --tag-output` adds.
+struct Line {
+  std::string_view text;
+  std::size_t number = 0;
+};
+
+// Splits at '\n' (a '\r' before it is dropped) and strips MPI output tags.
+[[nodiscard]] std::vector<Line> split_lines(std::string_view text);
+
+// The whitespace-separated fields of a line.
+[[nodiscard]] std::vector<std::string_view> fields(std::string_view line);
+
+// A finite decimal number, nothing else (no "nan", "inf", hex or trailing
+// text).
+[[nodiscard]] std::optional<double> parse_number(std::string_view text);
+
+// A non-negative integer that fits 64 bits, nothing else.
+[[nodiscard]] std::optional<std::uint64_t> parse_count(std::string_view text);
+
+// A printable one-line excerpt, for notes and error messages.
+[[nodiscard]] std::string quote(std::string_view text);
+
+}  // namespace tool_text
+}  // namespace pcieval

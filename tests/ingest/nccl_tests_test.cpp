@@ -1,0 +1,122 @@
+// nccl-tests all_reduce_perf: the text table (columns found from its header)
+// and the -J JSON, with the bus bandwidth factor checked.
+#include "ingest/nccl_tests.hpp"
+
+#include <gtest/gtest.h>
+
+#include "ingest/tool_test_util.hpp"
+
+namespace pcieval::testing {
+namespace {
+
+constexpr const char* kPcieOnly = "nccl_allreduce_8x_rtx5090_pcie_only.txt";
+constexpr const char* kNvlinkJson = "nccl_allreduce_json_2x_h100_pcie_nvlink_bridge.json";
+
+const NcclRow* row_of(const ToolCapture& capture, std::uint64_t size, bool in_place) {
+  for (const NcclRow& row : capture.nccl_rows) {
+    if (row.size_bytes == size && row.in_place == in_place) return &row;
+  }
+  return nullptr;
+}
+
+TEST(NcclTests, TextTableBothHalvesRanksAndAddresses) {
+  const auto parsed = parse_nccl_tests(read_capture(kPcieOnly), "ar.txt");
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->nccl_collective, "all_reduce");
+  EXPECT_EQ(parsed->nccl_ranks, 8);
+  EXPECT_EQ(parsed->nccl_rows.size(), 28u);  // 1 MiB .. 8 GiB, out of place and in place
+  ASSERT_EQ(parsed->gpu_addresses.size(), 8u);
+  EXPECT_EQ(to_string(parsed->gpu_addresses.at(4)), "0000:9b:00.0");
+  const NcclRow* largest = row_of(*parsed, 8589934592u, false);
+  ASSERT_NE(largest, nullptr);
+  EXPECT_DOUBLE_EQ(largest->algbw_gbps, 15.96);
+  EXPECT_DOUBLE_EQ(largest->busbw_gbps, 27.92);
+  EXPECT_EQ(largest->wrong_elements, 0.0);
+  EXPECT_EQ(largest->type, "float");
+  const NcclRow* in_place = row_of(*parsed, 8589934592u, true);
+  ASSERT_NE(in_place, nullptr);
+  EXPECT_DOUBLE_EQ(in_place->busbw_gbps, 27.78);
+  // The two NCCL INFO lines are skipped; '#' lines are nccl-tests' own.
+  EXPECT_EQ(parsed->skipped_lines, 3u);  // and the shell prompt
+}
+
+TEST(NcclTests, SummaryChecksTheBusFactorAndWrongElements) {
+  auto parsed = parse_nccl_tests(read_capture(kPcieOnly), "ar.txt");
+  ASSERT_TRUE(parsed);
+  const std::string summary = summarize_nccl(parsed.value());
+  EXPECT_NE(summary.find("busbw 27.92 GB/s"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("over 8 ranks"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("#wrong 0"), std::string::npos) << summary;
+  EXPECT_EQ(summary.find("not algbw x 2(n-1)/n"), std::string::npos) << summary;
+
+  // The same table claiming 4 ranks: busbw no longer matches algbw x 1.5.
+  parsed.value().nccl_ranks = 4;
+  EXPECT_NE(summarize_nccl(parsed.value()).find("not algbw x 2(n-1)/n"), std::string::npos);
+  parsed.value().nccl_rows[3].wrong_elements = 12;
+  EXPECT_NE(summarize_nccl(parsed.value()).find("wrong elements"), std::string::npos);
+  EXPECT_DOUBLE_EQ(all_reduce_bus_factor(8), 1.75);
+  EXPECT_DOUBLE_EQ(all_reduce_bus_factor(1), 0.0);
+}
+
+TEST(NcclTests, OldHeaderWithoutRootAndUncheckedData) {
+  const std::string text =
+      "#                                                       out-of-place                       in-place\n"
+      "#       size         count      type   redop     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong\n"
+      "#        (B)    (elements)                        (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)\n"
+      "[1,0]<stdout>:    33554432       8388608     float     sum    1047.8   32.02   56.04     N/A   1015.2   33.05   "
+      "57.84     N/A\n";
+  const auto parsed = parse_nccl_tests(text);
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  ASSERT_EQ(parsed->nccl_rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(parsed->nccl_rows[0].busbw_gbps, 56.04);
+  EXPECT_FALSE(parsed->nccl_rows[0].wrong_elements);
+  EXPECT_DOUBLE_EQ(parsed->nccl_rows[1].algbw_gbps, 33.05);
+  EXPECT_NE(summarize_nccl(parsed.value()).find("data not checked"), std::string::npos);
+}
+
+TEST(NcclTests, Json) {
+  const auto parsed = parse_nccl_tests_json(read_capture(kNvlinkJson), "ar.json");
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->nccl_collective, "all_reduce");
+  EXPECT_EQ(parsed->nccl_ranks, 2);
+  EXPECT_EQ(parsed->nccl_rows.size(), 12u);  // 1 MiB .. 1 GiB by 4, both halves
+  EXPECT_EQ(to_string(parsed->gpu_addresses.at(1)), "0000:c1:00.0");
+  const NcclRow* largest = row_of(*parsed, 1u << 30, false);
+  ASSERT_NE(largest, nullptr);
+  EXPECT_NEAR(largest->busbw_gbps, largest->algbw_gbps * all_reduce_bus_factor(2), 1e-9);
+  EXPECT_EQ(summarize_nccl(parsed.value()).find("not algbw"), std::string::npos);
+}
+
+TEST(NcclTests, JsonNanAndNullHalvesAreSkipped) {
+  const auto parsed = parse_nccl_tests_json(
+      R"({"version": 2, "nccl_version": 22603, "results": [
+          {"size": 1024, "count": 256, "type": "float", "redop": "sum", "out_of_place": null,
+           "in_place": {"time": "nan", "alg_bw": 1.0, "bus_bw": 1.5, "nwrong": null}},
+          {"size": 2048, "count": 512, "type": "float", "redop": "sum",
+           "out_of_place": {"time": 10.0, "alg_bw": 0.2, "bus_bw": 0.3, "nwrong": null}}]})");
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  ASSERT_EQ(parsed->nccl_rows.size(), 1u);
+  EXPECT_EQ(parsed->nccl_rows[0].size_bytes, 2048u);
+  EXPECT_FALSE(parsed->nccl_rows[0].wrong_elements);
+}
+
+TEST(NcclTests, NothingToReadIsAnError) {
+  EXPECT_FALSE(parse_nccl_tests("# nThread 1 nGpus 8\n#\n"));
+  EXPECT_FALSE(parse_nccl_tests_json(R"({"results": []})"));
+  EXPECT_FALSE(parse_nccl_tests_json("not json"));
+}
+
+TEST(NcclTests, Detection) {
+  EXPECT_TRUE(looks_like_nccl_tests(read_capture(kPcieOnly)));
+  EXPECT_TRUE(looks_like_nccl_tests_json(read_capture(kNvlinkJson)));
+  EXPECT_FALSE(looks_like_nccl_tests_json(read_capture("nvbw_json_8x_rtx4090_gpu5_x8.json")));
+  EXPECT_FALSE(looks_like_nccl_tests(read_capture(kEscFull)));
+}
+
+TEST(NcclTests, RobustToDamage) {
+  expect_robust([](std::string_view text) { return parse_nccl_tests(text); }, read_capture(kPcieOnly));
+  expect_robust([](std::string_view text) { return parse_nccl_tests_json(text); }, read_capture(kNvlinkJson));
+}
+
+}  // namespace
+}  // namespace pcieval::testing

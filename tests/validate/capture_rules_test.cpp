@@ -1,0 +1,165 @@
+#include "validate/capture_rules.hpp"
+
+#include <gtest/gtest.h>
+
+namespace pcieval {
+namespace {
+
+// Hand-built evidence modelled on a Supermicro SYS-420GP-TNR (HGX A100 8-GPU,
+// Gen4): GPU 07:00.0 behind switch downstream port 06:10.0, the switch's
+// upstream port 05:00.0 on Xeon root port 04:01.0; events as its dmesg and
+// journal would carry them.
+PciAddress bdf(const char* text) { return *parse_pci_address(text); }
+
+DeviceRecord gpu_behind_switch(DeviceKind kind = DeviceKind::kGpu) {
+  const PortLinkReading full = PortLinkReading::known({PcieGen::kGen4, 16}, {PcieGen::kGen4, 16});
+  DeviceRecord gpu;
+  gpu.function.bdf = bdf("0000:07:00.0");
+  gpu.function.vendor_id = 0x10de;
+  gpu.function.class_code = 0x030200;
+  gpu.function.kind = kind;
+  gpu.function.link = full;
+  Link device_link{bdf("0000:07:00.0"), bdf("0000:06:10.0"), LinkPosition::kDeviceLink, full, full};
+  Link uplink{bdf("0000:05:00.0"), bdf("0000:04:01.0"), LinkPosition::kUplink, full, full};
+  gpu.path = {device_link, uplink};
+  return gpu;
+}
+
+Evidence with(std::vector<DeviceRecord> devices) {
+  Evidence evidence;
+  evidence.devices = std::move(devices);
+  return evidence;
+}
+
+CapturedEvent limited(const char* device, const char* port, LinkState to, LinkState capable) {
+  CapturedEvent event;
+  event.kind = CapturedEvent::Kind::kLinkLimited;
+  event.device = bdf(device);
+  event.limiting_port = bdf(port);
+  event.limited_to = to;
+  event.capable = capable;
+  event.origin = "dmesg.txt:7";
+  return event;
+}
+
+CapturedEvent event(CapturedEvent::Kind kind, const char* device, const char* origin) {
+  CapturedEvent out;
+  out.kind = kind;
+  out.device = bdf(device);
+  out.origin = origin;
+  return out;
+}
+
+TEST(CaptureRules, LimitAboveTheGpuIsADowngradeAtThatLink) {
+  const auto verdicts =
+      judge_captured_events(with({gpu_behind_switch()}),
+                            {limited("0000:07:00.0", "0000:04:01.0", {PcieGen::kGen3, 16}, {PcieGen::kGen4, 16})});
+  ASSERT_EQ(verdicts.size(), 1U);
+  EXPECT_EQ(verdicts[0].status, VerdictStatus::kLinkDowngraded);
+  EXPECT_EQ(verdicts[0].code, ReasonCode::kLinkSpeedBelowExpected);
+  ASSERT_TRUE(verdicts[0].link);
+  EXPECT_EQ(verdicts[0].link->downstream, bdf("0000:05:00.0"));
+  EXPECT_EQ(verdicts[0].link->upstream, bdf("0000:04:01.0"));
+  EXPECT_NE(verdicts[0].reason.find("(dmesg.txt:7)"), std::string::npos) << verdicts[0].reason;
+}
+
+TEST(CaptureRules, SpeedLimitOnAGpusOwnLinkAtBootIsIdleButWidthIsNot) {
+  const Evidence evidence = with({gpu_behind_switch()});
+  // The kernel names the switch downstream port above the GPU on a tie.
+  const auto slow = judge_captured_events(
+      evidence, {limited("0000:07:00.0", "0000:06:10.0", {PcieGen::kGen1, 16}, {PcieGen::kGen4, 16})});
+  ASSERT_EQ(slow.size(), 1U);
+  EXPECT_EQ(slow[0].status, VerdictStatus::kInconclusive);
+  EXPECT_EQ(slow[0].code, ReasonCode::kGpuLinkSpeedIdle);
+  const auto narrow = judge_captured_events(
+      evidence, {limited("0000:07:00.0", "0000:07:00.0", {PcieGen::kGen4, 8}, {PcieGen::kGen4, 16})});
+  ASSERT_EQ(narrow.size(), 1U);
+  // With the GPU read under load, the loaded reading decides (judge_links).
+  Evidence loaded = evidence;
+  loaded.link_samples.push_back(LinkSample{bdf("0000:07:00.0"), SampleSource::kNvml, 0, true, PcieGen::kGen4, 16});
+  EXPECT_TRUE(judge_captured_events(
+                  loaded, {limited("0000:07:00.0", "0000:06:10.0", {PcieGen::kGen1, 16}, {PcieGen::kGen4, 16})})
+                  .empty());
+  EXPECT_EQ(narrow[0].code, ReasonCode::kLinkWidthBelowExpected);
+  // A NIC does not idle its link down: the same line is a downgrade.
+  const auto nic =
+      judge_captured_events(with({gpu_behind_switch(DeviceKind::kNic)}),
+                            {limited("0000:07:00.0", "0000:07:00.0", {PcieGen::kGen1, 16}, {PcieGen::kGen4, 16})});
+  ASSERT_EQ(nic.size(), 1U);
+  EXPECT_EQ(nic[0].code, ReasonCode::kLinkSpeedBelowExpected);
+}
+
+TEST(CaptureRules, UncorrectableOnAPortFailsTheDevicesBelowIt) {
+  const auto verdicts = judge_captured_events(with({gpu_behind_switch()}),
+                                              {event(CapturedEvent::Kind::kFatalError, "0000:06:10.0", "j:3"),
+                                               event(CapturedEvent::Kind::kSurpriseDown, "0000:06:10.0", "j:9")});
+  ASSERT_EQ(verdicts.size(), 1U);
+  EXPECT_EQ(verdicts[0].subject, "0000:07:00.0");
+  EXPECT_EQ(verdicts[0].status, VerdictStatus::kLinkErrors);
+  EXPECT_EQ(verdicts[0].code, ReasonCode::kUncorrectableErrorsLogged);
+  EXPECT_NE(verdicts[0].reason.find("2 uncorrectable PCIe errors (fatal, Surprise Down)"), std::string::npos)
+      << verdicts[0].reason;
+  EXPECT_NE(verdicts[0].reason.find("(j:3 .. j:9)"), std::string::npos) << verdicts[0].reason;
+}
+
+TEST(CaptureRules, WithoutAPathASpeedLimitMayBeAnIdleGpusOwnLink) {
+  const auto verdicts = judge_captured_events(
+      Evidence{}, {limited("0000:07:00.0", "0000:04:01.0", {PcieGen::kGen3, 16}, {PcieGen::kGen4, 16}),
+                   limited("0000:08:00.0", "0000:04:02.0", {PcieGen::kGen4, 8}, {PcieGen::kGen4, 16})});
+  ASSERT_EQ(verdicts.size(), 2U);
+  EXPECT_EQ(verdicts[0].code, ReasonCode::kGpuLinkSpeedIdle);
+  EXPECT_EQ(verdicts[1].code, ReasonCode::kLinkWidthBelowExpected);
+}
+
+TEST(CaptureRules, FellOffTheBusWithoutLspciIsJudgedOnTheAddress) {
+  const auto verdicts =
+      judge_captured_events(Evidence{}, {event(CapturedEvent::Kind::kFellOffBus, "0000:4c:00.0", "j:24")});
+  ASSERT_EQ(verdicts.size(), 1U);
+  EXPECT_EQ(verdicts[0].subject, "0000:4c:00.0");
+  EXPECT_EQ(verdicts[0].code, ReasonCode::kGpuFellOffBus);
+}
+
+TEST(CaptureRules, CorrectableErrorsAreCountedNotJudged) {
+  const std::vector<CapturedEvent> events = {event(CapturedEvent::Kind::kCorrectableError, "0000:07:00.0", "d:1"),
+                                             event(CapturedEvent::Kind::kCorrectableError, "0000:07:00.0", "d:5")};
+  EXPECT_TRUE(judge_captured_events(with({gpu_behind_switch()}), events).empty());
+  EXPECT_EQ(correctable_summary(events), "0000:07:00.0 x2 (d:1 .. d:5)");
+  EXPECT_EQ(correctable_summary({}), "");
+}
+
+DeviceRecord nvml_only_gpu(int current_gen, int current_width, int pstate, int util, bool under_load) {
+  DeviceRecord gpu;
+  gpu.function.bdf = bdf("0000:17:00.0");
+  gpu.function.kind = DeviceKind::kGpu;
+  NvmlGpuLink nvml;
+  nvml.max_gen = 4;
+  nvml.max_width = 16;
+  nvml.current_gen = current_gen;
+  nvml.current_width = current_width;
+  nvml.pstate = pstate;
+  nvml.utilization_gpu_percent = util;
+  nvml.under_load = under_load;
+  gpu.nvml = nvml;
+  return gpu;
+}
+
+TEST(CaptureRules, NvmlOnlyGpus) {
+  const auto code_of = [](DeviceRecord gpu) -> std::optional<ReasonCode> {
+    const auto verdicts = judge_nvml_only_gpus(with({std::move(gpu)}));
+    if (verdicts.empty()) return std::nullopt;
+    return verdicts.front().code;
+  };
+  EXPECT_EQ(code_of(nvml_only_gpu(3, 16, 0, 95, true)), ReasonCode::kLinkSpeedBelowExpected);
+  EXPECT_EQ(code_of(nvml_only_gpu(1, 16, 8, 0, false)), ReasonCode::kGpuLinkSpeedIdle);
+  // Idle GPUs read narrower too (L4 at P8: x8 of x16): not a fault while idle.
+  EXPECT_EQ(code_of(nvml_only_gpu(1, 8, 8, 0, false)), ReasonCode::kGpuLinkSpeedIdle);
+  EXPECT_EQ(code_of(nvml_only_gpu(4, 8, 0, 95, true)), ReasonCode::kLinkWidthBelowExpected);
+  EXPECT_EQ(code_of(nvml_only_gpu(4, 8, 0, 0, false)), ReasonCode::kLinkWidthBelowExpected);
+  EXPECT_EQ(code_of(nvml_only_gpu(4, 16, 0, 95, true)), std::nullopt);
+  DeviceRecord placed = nvml_only_gpu(3, 16, 0, 95, true);
+  placed.path = gpu_behind_switch().path;  // lspci placed it: judge_links judges it
+  EXPECT_EQ(code_of(placed), std::nullopt);
+}
+
+}  // namespace
+}  // namespace pcieval

@@ -1,0 +1,242 @@
+#include "validate/capture_rules.hpp"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "validate/link_rules.hpp"
+
+namespace pcieval {
+namespace {
+
+using Kind = CapturedEvent::Kind;
+
+bool path_runs_through(const DeviceRecord& device, const PciAddress& port) {
+  return std::any_of(device.path.begin(), device.path.end(),
+                     [&](const Link& link) { return link.downstream == port || link.upstream == port; });
+}
+
+// The judged devices an event on `address` concerns: the device itself, or
+// every device below that port. Empty when the evidence knows none.
+std::vector<const DeviceRecord*> devices_at(const Evidence& evidence, const PciAddress& address) {
+  std::vector<const DeviceRecord*> found;
+  for (const DeviceRecord& device : evidence.devices) {
+    if (!is_judged(device, evidence)) continue;
+    if (device.function.bdf == address || path_runs_through(device, address)) found.push_back(&device);
+  }
+  return found;
+}
+
+std::string uncorrectable_remediation(const std::string& subject) {
+  return "Uncorrectable PCIe errors mean the link lost data or went down: check `dmesg` around the lines cited, "
+         "reseat " +
+         subject +
+         " (and its riser or cable), check its power cables, and update the BIOS and the device firmware; if errors "
+         "recur on the same slot with another card, the slot or the board is at fault.";
+}
+
+std::string fell_off_remediation(const std::string& subject) {
+  return "The GPU stopped answering on PCIe (Xid 79): collect `nvidia-bug-report.sh`, check the GPU's power cables "
+         "and temperature, reseat " +
+         subject + " and its riser; a GPU that falls off the bus again after that needs replacing.";
+}
+
+// Counts of one finding on one subject, with where it was read.
+struct Tally {
+  std::size_t count = 0;
+  std::string first;
+  std::string last;
+};
+
+void count(Tally& tally, const std::string& origin) {
+  if (tally.count++ == 0) tally.first = origin;
+  tally.last = origin;
+}
+
+std::string where(const Tally& tally) {
+  return tally.count == 1 ? "(" + tally.first + ")" : "(" + tally.first + " .. " + tally.last + ")";
+}
+
+// The kernel walks from the device up to the root and names the last port
+// whose LnkSta is the lowest (pcie_bandwidth_available, "<=": on a tie the
+// port nearer the root). Both ends of a link read the same LnkSta, so the port
+// named is usually the upper end of the limiting link (the root port or switch
+// downstream port above it), or the device itself.
+std::optional<Verdict> limited_verdict(const Evidence& evidence, const CapturedEvent& event,
+                                       const DeviceRecord* device) {
+  if (!event.limited_to || !event.capable) return std::nullopt;
+  const LinkState& got = *event.limited_to;
+  const LinkState& can = *event.capable;
+  const bool slow = got.gen < can.gen;
+  const bool narrow = got.width < can.width;
+  if (!slow && !narrow) return std::nullopt;
+  Verdict verdict;
+  verdict.subject = to_string(device != nullptr ? device->function.bdf : event.device);
+  const std::string port = event.limiting_port ? to_string(*event.limiting_port) : std::string("<unknown>");
+  const Link* at = nullptr;
+  if (device != nullptr && event.limiting_port) {
+    for (const Link& link : device->path) {
+      if (link.downstream == *event.limiting_port || link.upstream == *event.limiting_port) {
+        at = &link;
+        break;
+      }
+    }
+  }
+  if (at != nullptr) verdict.link = LinkRef{at->downstream, at->upstream};
+  // Whether the limit is on the device's own link: from the path when the
+  // evidence has one, else only when the kernel named the device itself.
+  const bool has_path = device != nullptr && !device->path.empty();
+  const bool own_link =
+      has_path ? at == &device->path.front() : event.limiting_port && *event.limiting_port == event.device;
+  const bool own_link_possible = own_link || !has_path;
+  const bool maybe_gpu = device == nullptr || device->function.kind == DeviceKind::kGpu;
+  verdict.reason = "the kernel logged " + to_string(event.device) + " limited by " + to_string(got) + " at " + port +
+                   " (capable " + to_string(can) + ") when it enumerated the device";
+  if (at != nullptr) verdict.reason += ": link " + to_string(at->downstream) + " <-> " + to_string(at->upstream);
+  if (slow && !narrow && own_link_possible && maybe_gpu) {
+    // A reading of the GPU's link under load (a busy nvidia-smi capture)
+    // already says what the link trains to; the idle boot line adds nothing.
+    if (device != nullptr && best_state_under_load(evidence.link_samples, device->function.bdf)) return std::nullopt;
+    verdict.status = VerdictStatus::kInconclusive;
+    verdict.code = ReasonCode::kGpuLinkSpeedIdle;
+    verdict.reason += std::string("; ") +
+                      (own_link ? std::string("that is the GPU's own link")
+                                : "without the device's path (lspci -vv) the log does not say whether that is the "
+                                  "device's own link") +
+                      ", and a GPU lowers its own link speed while idle, as at boot (" + event.origin + ")";
+    verdict.remediation =
+        "Read the link while the GPU is busy: `nvidia-smi -q` (GPU Link Info) during a GPU workload, with `sudo "
+        "lspci -vv` of the whole machine, or `pcieval check` on the node; a link that stays low under load is a "
+        "downgrade.";
+    return verdict;
+  }
+  verdict.status = VerdictStatus::kLinkDowngraded;
+  verdict.code = slow && narrow ? ReasonCode::kLinkSpeedAndWidthBelowExpected
+                 : narrow       ? ReasonCode::kLinkWidthBelowExpected
+                                : ReasonCode::kLinkSpeedBelowExpected;
+  verdict.reason += " (" + event.origin + ")";
+  verdict.remediation = "The link at " + port +
+                        " trained below what the device can do when the kernel enumerated it: retrain it or "
+                        "reboot, then check `lspci -vv -s " +
+                        port +
+                        "` LnkSta; if it stays low, reseat the card and check risers, cables and the slot's "
+                        "BIOS PCIe setting.";
+  return verdict;
+}
+
+}  // namespace
+
+std::vector<Verdict> judge_captured_events(const Evidence& evidence, const std::vector<CapturedEvent>& events) {
+  std::vector<Verdict> verdicts;
+  // subject -> tallies, so repeated lines make one verdict with a count.
+  std::map<std::string, Tally> uncorrectable;
+  std::map<std::string, Tally> fell_off;
+  std::map<std::string, std::string> uncorrectable_kinds;
+  for (const CapturedEvent& event : events) {
+    const auto targets = devices_at(evidence, event.device);
+    if (event.kind == Kind::kLinkLimited) {
+      if (targets.empty()) {
+        if (auto verdict = limited_verdict(evidence, event, nullptr)) verdicts.push_back(std::move(*verdict));
+      }
+      for (const DeviceRecord* device : targets) {
+        if (auto verdict = limited_verdict(evidence, event, device)) verdicts.push_back(std::move(*verdict));
+      }
+      continue;
+    }
+    if (event.kind == Kind::kCorrectableError) continue;
+    std::vector<std::string> subjects;
+    for (const DeviceRecord* device : targets) subjects.push_back(to_string(device->function.bdf));
+    if (subjects.empty()) subjects.push_back(to_string(event.device));
+    for (const std::string& subject : subjects) {
+      if (event.kind == Kind::kFellOffBus) {
+        count(fell_off[subject], event.origin);
+        continue;
+      }
+      count(uncorrectable[subject], event.origin);
+      const std::string what = event.kind == Kind::kFatalError     ? "fatal"
+                               : event.kind == Kind::kSurpriseDown ? "Surprise Down"
+                                                                   : "non-fatal";
+      std::string& kinds = uncorrectable_kinds[subject];
+      if (kinds.find(what) == std::string::npos) kinds += (kinds.empty() ? "" : ", ") + what;
+    }
+  }
+  for (const auto& [subject, tally] : fell_off) {
+    Verdict verdict;
+    verdict.subject = subject;
+    verdict.status = VerdictStatus::kLinkErrors;
+    verdict.code = ReasonCode::kGpuFellOffBus;
+    verdict.reason = "the NVIDIA driver logged that " + subject + " fell off the bus (Xid 79) " +
+                     std::to_string(tally.count) + (tally.count == 1 ? " time " : " times ") + where(tally);
+    verdict.remediation = fell_off_remediation(subject);
+    verdicts.push_back(std::move(verdict));
+  }
+  for (const auto& [subject, tally] : uncorrectable) {
+    Verdict verdict;
+    verdict.subject = subject;
+    verdict.status = VerdictStatus::kLinkErrors;
+    verdict.code = ReasonCode::kUncorrectableErrorsLogged;
+    verdict.reason = "the kernel logged " + std::to_string(tally.count) + " uncorrectable PCIe error" +
+                     (tally.count == 1 ? "" : "s") + " (" + uncorrectable_kinds.at(subject) + ") concerning " +
+                     subject + " " + where(tally);
+    verdict.remediation = uncorrectable_remediation(subject);
+    verdicts.push_back(std::move(verdict));
+  }
+  std::stable_sort(verdicts.begin(), verdicts.end(),
+                   [](const Verdict& a, const Verdict& b) { return a.subject < b.subject; });
+  return verdicts;
+}
+
+std::vector<Verdict> judge_nvml_only_gpus(const Evidence& evidence) {
+  std::vector<Verdict> verdicts;
+  for (const DeviceRecord& device : evidence.devices) {
+    if (device.function.kind != DeviceKind::kGpu || !device.path.empty() || !device.nvml) continue;
+    const NvmlGpuLink& nvml = *device.nvml;
+    if (!nvml.current_gen || !nvml.max_gen || !nvml.current_width || !nvml.max_width) continue;
+    const bool slow = *nvml.current_gen < *nvml.max_gen;
+    const bool narrow = *nvml.current_width < *nvml.max_width;
+    if (!slow && !narrow) continue;
+    Verdict verdict;
+    verdict.subject = to_string(device.function.bdf);
+    const std::string state = "Gen" + std::to_string(*nvml.current_gen) + " x" + std::to_string(*nvml.current_width);
+    const std::string max = "Gen" + std::to_string(*nvml.max_gen) + " x" + std::to_string(*nvml.max_width);
+    // A GPU in a deep power state reads narrower too, not only slower: idle
+    // L4, A10G and RTX 3060 captures read x8 of x16 at P8 (PCIE-FACTS 6.1).
+    const bool idle =
+        !nvml.under_load && nvml.pstate && *nvml.pstate >= 8 && nvml.utilization_gpu_percent.value_or(0) == 0;
+    verdict.reason = "nvidia-smi reads the link of " + verdict.subject + " at " + state + ", max " + max +
+                     (nvml.under_load ? " while the GPU was busy"
+                      : idle          ? " while the GPU was idle (P" + std::to_string(*nvml.pstate) + ")"
+                                      : " while the GPU was not busy");
+    if ((slow && !narrow && !nvml.under_load) || idle) {
+      verdict.status = VerdictStatus::kInconclusive;
+      verdict.code = ReasonCode::kGpuLinkSpeedIdle;
+      verdict.reason += idle ? "; idle GPUs lower their link speed and width" : "; idle GPUs lower their link speed";
+      verdict.remediation =
+          "Capture `nvidia-smi -q` while a GPU workload runs: a link that stays low under load is a downgrade.";
+    } else {
+      verdict.status = VerdictStatus::kLinkDowngraded;
+      verdict.code = slow && narrow ? ReasonCode::kLinkSpeedAndWidthBelowExpected
+                     : narrow       ? ReasonCode::kLinkWidthBelowExpected
+                                    : ReasonCode::kLinkSpeedBelowExpected;
+      verdict.remediation = "Reseat " + verdict.subject +
+                            " and check its riser and the slot's BIOS PCIe setting; capture `sudo lspci -vv` of the "
+                            "whole machine to see which port above it trained low.";
+    }
+    verdicts.push_back(std::move(verdict));
+  }
+  return verdicts;
+}
+
+std::string correctable_summary(const std::vector<CapturedEvent>& events) {
+  std::map<PciAddress, Tally> tallies;
+  for (const CapturedEvent& event : events) {
+    if (event.kind == Kind::kCorrectableError) count(tallies[event.device], event.origin);
+  }
+  std::string text;
+  for (const auto& [device, tally] : tallies) {
+    text += (text.empty() ? "" : "; ") + to_string(device) + " x" + std::to_string(tally.count) + " " + where(tally);
+  }
+  return text;
+}
+
+}  // namespace pcieval

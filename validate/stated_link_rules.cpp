@@ -1,0 +1,235 @@
+#include "validate/stated_link_rules.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <tuple>
+
+#include "validate/bandwidth_rules.hpp"
+#include "validate/budget.hpp"
+#include "validate/thresholds.hpp"
+
+namespace pcieval {
+namespace {
+
+// As in bandwidth_rules.cpp: the budget leaves DLLP and SKP overhead
+// uncharged, so a real link can sit up to 3 % above it; more than that is a
+// different link.
+constexpr double kOverBudgetSlack = 1.03;
+// links_that_fit's ceiling when no link bounds the question.
+const LinkState kWidestLink{PcieGen::kGen6, 16};
+
+std::string gbps_text(double gbps) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.1f GB/s", gbps);
+  return buffer;
+}
+
+std::string percent_text(double fraction) {
+  return std::to_string(static_cast<int>(std::lround(fraction * 100))) + "%";
+}
+
+std::string join_states(const std::vector<LinkState>& states) {
+  std::string text;
+  for (std::size_t i = 0; i < states.size(); ++i) {
+    if (i > 0) text += i + 1 == states.size() ? " or " : ", ";
+    text += to_string(states[i]);
+  }
+  return text;
+}
+
+std::optional<int> parse_int(std::string_view text) {
+  int value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc{} || ptr != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+Result<LinkState> link_error(std::string_view text, const std::string& why) {
+  std::string shown;
+  for (char c : text.substr(0, 40)) shown += (c >= 0x20 && c < 0x7f) ? c : '?';
+  return make_error("--link '" + shown + "': " + why +
+                    " (expected a generation and width: gen4x16, \"Gen5 x8\", \"16GT/s x16\")");
+}
+
+// "h2d"/"d2h" tests of one tool, for the notes.
+std::string kind_of(const Measurement& m) {
+  if (m.method == CopyMethod::kSmKernel) return "SM-kernel copies (below the copy engine by design)";
+  if (m.aggregation == Aggregation::kWithReverse) return "bidirectional copies (each direction while the other runs)";
+  if (m.aggregation != Aggregation::kAlone) return "copies of every GPU at once (a shared uplink's number)";
+  if (m.host_memory == HostMemory::kPageable) return "pageable-memory copies (staged by the driver)";
+  if (m.gpus.empty() && !m.subject.starts_with("GPU ")) return "sums over several GPUs";
+  return "";
+}
+
+}  // namespace
+
+Result<LinkState> parse_stated_link(std::string_view text) {
+  std::string compact;
+  for (char c : text.substr(0, 64)) {
+    if (c == ' ' || c == '\t' || c == '_' || c == '-') continue;
+    compact += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  }
+  if (text.size() > 64) return link_error(text, "too long");
+  const auto x = compact.rfind('x');
+  if (x == std::string::npos) return link_error(text, "no width");
+  const auto width = parse_int(std::string_view(compact).substr(x + 1));
+  if (!width || !is_valid_link_width(*width)) return link_error(text, "the width is not a PCIe link width");
+  std::string_view speed = std::string_view(compact).substr(0, x);
+  std::optional<PcieGen> gen;
+  if (speed.starts_with("gen")) {
+    const auto number = parse_int(speed.substr(3));
+    if (number) {
+      if (auto parsed = gen_from_number(*number)) gen = parsed.value();
+    }
+  } else {
+    if (speed.ends_with("pcie")) speed.remove_suffix(4);
+    if (speed.ends_with("gt/s")) {
+      speed.remove_suffix(4);
+      double rate = 0;
+      const auto [ptr, ec] = std::from_chars(speed.data(), speed.data() + speed.size(), rate);
+      if (!speed.empty() && ec == std::errc{} && ptr == speed.data() + speed.size()) {
+        if (auto parsed = gen_from_gts(rate)) gen = parsed.value();
+      }
+    }
+  }
+  if (!gen) return link_error(text, "no PCIe generation or transfer rate");
+  if (*gen > kWidestLink.gen) return link_error(text, to_string(*gen) + " has no budget model yet");
+  return LinkState{*gen, *width};
+}
+
+std::string tool_of(const Measurement& m) {
+  if (m.probe.starts_with("nvbandwidth_")) return "nvbandwidth";
+  if (m.probe.starts_with("bandwidthtest_")) return "bandwidthTest";
+  return "";
+}
+
+bool is_tool_measurement(const Measurement& m) { return !tool_of(m).empty(); }
+
+ToolJudgement judge_tool_bandwidth(const Evidence& evidence, const ThresholdProfile& profile,
+                                   const ToolJudgeOptions& options) {
+  ToolJudgement out;
+  const auto& ms = evidence.measurements;
+
+  // The largest copy of each (probe, subject, direction) is the one judged.
+  std::map<std::tuple<std::string, std::string, Direction>, std::size_t> chosen;
+  std::set<std::string> unjudged_kinds;
+  std::set<std::string> no_link;
+  std::size_t small = 0;
+  for (std::size_t i = 0; i < ms.size(); ++i) {
+    const Measurement& m = ms[i];
+    if (!is_tool_measurement(m) || m.direction == Direction::kHostToHost) continue;
+    const std::string kind = kind_of(m);
+    if (!kind.empty()) {
+      unjudged_kinds.insert(kind);
+      continue;
+    }
+    const auto key = std::tuple{m.probe, m.subject, m.direction};
+    const auto found = chosen.find(key);
+    if (found == chosen.end() || ms[found->second].size_bytes < m.size_bytes) chosen[key] = i;
+  }
+
+  for (const auto& [key, index] : chosen) {
+    const Measurement& m = ms[index];
+    if (m.size_bytes < kMinJudgedCopyBytes) {
+      ++small;
+      continue;
+    }
+    const std::string origin = options.origins.contains(index) ? " (" + options.origins.at(index) + ")" : "";
+    const DeviceRecord* device = m.gpus.size() == 1 ? find_device(evidence, m.gpus.front()) : nullptr;
+
+    LinkState link;
+    double budget_gbps = 0;
+    std::string against;
+    std::optional<LinkRef> link_ref;
+    if (options.stated_link) {
+      auto budget = link_budget(*options.stated_link);
+      if (!budget) continue;
+      auto direction_budget = direction_budget_gbps(budget.value(), m.direction);
+      if (!direction_budget) continue;
+      link = *options.stated_link;
+      budget_gbps = direction_budget.value();
+      against = "the stated " + to_string(link) + " link's budget " + gbps_text(budget_gbps) + " (--link)";
+    } else if (const auto path =
+                   m.gpus.size() == 1 ? gpu_path_budget(evidence, m.gpus.front(), m.direction) : std::nullopt) {
+      link = path->link;
+      budget_gbps = path->budget_gbps;
+      against = "the " + to_string(link) + " budget " + gbps_text(budget_gbps) + " of its captured path";
+      link_ref = LinkRef{path->device->path.front().downstream, path->device->path.front().upstream};
+    } else {
+      no_link.insert(m.subject);
+      continue;
+    }
+
+    const BandwidthThresholds thresholds =
+        bandwidth_thresholds_for(thresholds_for(profile, device), m.probe, m.direction);
+    const double median = m.stats.median_gbps;
+    const double fraction = median / budget_gbps;
+    const std::string tool = tool_of(m);
+    const std::string measured = m.probe + " " + std::string(to_string(m.direction)) + " " + gbps_text(median);
+
+    Verdict verdict;
+    verdict.subject = m.subject;
+    if (median > kOverBudgetSlack * budget_gbps) {
+      const auto fits = links_that_fit(median, m.direction, kWidestLink, thresholds.floor_fraction);
+      verdict.status = VerdictStatus::kInconclusive;
+      verdict.code = ReasonCode::kLinkStateUnknown;
+      verdict.reason = measured + " is more than " + against +
+                       " allows: the copies did not cross that link (a faster or wider link, or NVLink-C2C)" +
+                       (fits.empty() ? "" : "; it fits " + join_states(fits)) + origin;
+      verdict.remediation = "Check which link the GPU trained to while " + tool +
+                            " ran (`nvidia-smi -q` GPU Link Info, `lspci -vv` LnkSta) and state that link with --link.";
+      out.verdicts.push_back(std::move(verdict));
+      continue;
+    }
+    // Like judge_bandwidth: the links named are no faster or wider than the
+    // one the number is held to.
+    const auto fits = links_that_fit(median, m.direction, link, thresholds.floor_fraction);
+    verdict.reason = measured + " is " + percent_text(fraction) + " of " + against;
+    if (fraction >= thresholds.floor_fraction) {
+      const bool warn = fraction < thresholds.warn_fraction;
+      verdict.status = VerdictStatus::kPass;
+      verdict.code = warn ? ReasonCode::kBandwidthInWarningBand : ReasonCode::kBandwidthAtBudget;
+      verdict.reason += warn ? ": normal for " + to_string(link) + ", under the " +
+                                   percent_text(thresholds.warn_fraction) + " warning line"
+                             : ": normal for " + to_string(link);
+      if (!fits.empty()) verdict.reason += " (fits " + join_states(fits) + ")";
+      verdict.reason += origin;
+      out.verdicts.push_back(std::move(verdict));
+      continue;
+    }
+    verdict.status = VerdictStatus::kBandwidthLow;
+    verdict.code = ReasonCode::kBandwidthBelowBudget;
+    verdict.link = link_ref;
+    verdict.reason +=
+        ", below the " + percent_text(thresholds.floor_fraction) + " floor: not normal for " + to_string(link) +
+        (fits.empty()
+             ? "; it fits no link up to " + to_string(link) + " (a host-side limit is likelier than a narrower link)"
+             : "; it fits " + join_states(fits)) +
+        origin;
+    verdict.remediation =
+        "Read the link while " + tool +
+        " runs (`nvidia-smi -q` GPU Link Info, `lspci -vv` LnkSta of the GPU and the ports above it): a link "
+        "trained to one of the links it fits explains the number; if the link reads " +
+        to_string(link) +
+        ", look at the host side (NUMA placement of the host buffer, BIOS PCIe and ASPM settings, IOMMU).";
+    out.verdicts.push_back(std::move(verdict));
+  }
+
+  for (const std::string& kind : unjudged_kinds) out.notes.push_back("tool results recorded, not judged: " + kind);
+  if (small > 0) {
+    out.notes.push_back(std::to_string(small) + " tool results below 16 MB copies were not judged (latency-bound)");
+  }
+  if (!no_link.empty()) {
+    std::string subjects;
+    for (const auto& subject : no_link) subjects += (subjects.empty() ? "" : ", ") + subject;
+    out.notes.push_back("tool results of " + subjects +
+                        " not judged: no link is known for them (state one with --link gen4x16, or add the "
+                        "machine's lspci -vv and nvidia-smi -q)");
+  }
+  return out;
+}
+
+}  // namespace pcieval

@@ -1,0 +1,75 @@
+// Judging the numbers of the tools people already run (nvbandwidth,
+// bandwidthTest) against a link: the one the user states (`diagnose --link
+// gen4x16`), or the one the GPU's captured path should train to. It answers
+// the question those users ask: is this number normal for this link?
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/evidence.hpp"
+#include "model/link.hpp"
+#include "model/result.hpp"
+#include "model/thresholds.hpp"
+#include "model/verdict.hpp"
+
+namespace pcieval {
+
+// "gen4x16", "Gen4 x16", "gen5 x8", "16GT/s x16", "16 GT/s x16", "16.0 GT/s
+// PCIe x16" (case-insensitive). Generations 1 to 6 (the budget model stops at
+// Gen6), widths the spec defines. Anything else is an error quoting the text
+// and the accepted spellings.
+[[nodiscard]] Result<LinkState> parse_stated_link(std::string_view text);
+
+// Below this a bandwidthTest row is latency-bound (launch and completion
+// overhead dominate): only copies of at least 16 MB are judged (bandwidthTest
+// quick mode copies 32 MB, nvbandwidth 512 MiB by default).
+inline constexpr std::uint64_t kMinJudgedCopyBytes = 16'000'000;
+
+// A tool's number: probe "nvbandwidth_<test>" or "bandwidthtest_<table>"
+// (ingest/tool_output.hpp).
+[[nodiscard]] bool is_tool_measurement(const Measurement& m);
+
+// "nvbandwidth" or "bandwidthTest" for a tool's probe; "" otherwise.
+[[nodiscard]] std::string tool_of(const Measurement& m);
+
+struct ToolJudgeOptions {
+  std::optional<LinkState> stated_link;  // --link
+  // Where each measurement was read ("nvbw.txt:12"), by index into
+  // evidence.measurements; the verdict's reason ends with it.
+  std::map<std::size_t, std::string> origins;
+};
+
+struct ToolJudgement {
+  std::vector<Verdict> verdicts;
+  std::vector<std::string> notes;  // what was read but not judged, and why
+};
+
+// One verdict per judged tool number: host<->device, copy engine, pinned, one
+// GPU alone (nvbandwidth host_to_device_memcpy_ce / device_to_host_memcpy_ce,
+// bandwidthTest PINNED tables), the largest copy of each GPU, probe and
+// direction, at least kMinJudgedCopyBytes. The budget is the stated link's
+// when given, else gpu_path_budget of the GPU when its address and captured
+// path are known; otherwise the number is not judged and a note says so.
+// The floor and the warning line are the profile's for that GPU and probe
+// (bandwidth_thresholds_for), the verdicts those of a live run:
+// - bandwidth_at_budget (pass): at or above warn x budget; the reason names
+//   the links the number fits (links_that_fit);
+// - bandwidth_in_warning_band (pass): between the floor and warn;
+// - bandwidth_below_budget (bandwidth_low): under floor x budget; the reason
+//   names the links it fits instead;
+// - link_state_unknown (inconclusive): more than the link can carry (3 %
+//   over its budget): the copies did not cross the link as stated or
+//   captured, so nothing about that link can be said; it names what fits.
+// The tool already aggregated its samples (one number per test), so there is
+// no trial count or spread rule. SM-kernel copies (below the copy engine by
+// design), bidirectional and all-GPU tests, pageable memory and sums over
+// GPUs are recorded, never judged, and the notes say so once per kind.
+[[nodiscard]] ToolJudgement judge_tool_bandwidth(const Evidence& evidence, const ThresholdProfile& profile,
+                                                 const ToolJudgeOptions& options);
+
+}  // namespace pcieval
