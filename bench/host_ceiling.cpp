@@ -30,6 +30,7 @@ namespace {
 class HostCeilingProbe final : public Probe {
  public:
   [[nodiscard]] std::string_view key() const override { return "host_ceiling"; }
+  [[nodiscard]] std::string progress_subject(const ProbeContext& /*context*/) const override { return "host memory"; }
 
   [[nodiscard]] std::string_view description() const override {
     return "Host-memory ceiling: one thread per CPU of a NUMA node copies between two page-locked buffers bound to "

@@ -18,6 +18,7 @@
 namespace pcieval {
 
 class HwlocTopology;
+class ProbeObserver;  // bench/progress.hpp
 
 enum class ProbeMode {
   kQuick,  // the verdict size only, local NUMA node: well under 30 s on an 8-GPU node
@@ -105,6 +106,9 @@ class Probe {
   [[nodiscard]] virtual std::optional<std::string> skip_reason(const ProbeContext& context) const = 0;
   // REQUIRES: !skip_reason(context). Prints nothing.
   [[nodiscard]] virtual ProbeOutput run(const ProbeContext& context) const = 0;
+  // What progress output names while it runs; by default the GPUs of the
+  // evidence ("0000:17:00.0", "8 GPUs").
+  [[nodiscard]] virtual std::string progress_subject(const ProbeContext& context) const;
 };
 
 using ProbeRegistry = std::vector<std::unique_ptr<Probe>>;
@@ -123,6 +127,9 @@ struct EngineOutput {
   std::vector<ProbeRun> runs;
   std::vector<Measurement> measurements;
 };
-[[nodiscard]] EngineOutput run_probes(const ProbeRegistry& registry, const ProbeContext& context);
+// An observer, when given, is told as each probe that runs starts and ends
+// (on this thread); the engine itself prints nothing.
+[[nodiscard]] EngineOutput run_probes(const ProbeRegistry& registry, const ProbeContext& context,
+                                      ProbeObserver* observer = nullptr);
 
 }  // namespace pcieval

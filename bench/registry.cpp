@@ -1,9 +1,11 @@
 #include <chrono>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "bench/host_ceiling.hpp"
 #include "bench/probe.hpp"
+#include "bench/progress.hpp"
 
 namespace pcieval {
 
@@ -28,25 +30,47 @@ std::string join(const std::vector<std::string>& parts) {
 
 }  // namespace
 
-EngineOutput run_probes(const ProbeRegistry& registry, const ProbeContext& context) {
-  EngineOutput output;
+std::string Probe::progress_subject(const ProbeContext& context) const {
+  std::vector<const DeviceRecord*> gpus;
+  for (const auto& device : context.evidence.devices) {
+    if (device.function.kind == DeviceKind::kGpu) gpus.push_back(&device);
+  }
+  if (gpus.size() == 1) return to_string(gpus.front()->function.bdf);
+  return std::to_string(gpus.size()) + " GPUs";
+}
+
+EngineOutput run_probes(const ProbeRegistry& registry, const ProbeContext& context, ProbeObserver* observer) {
+  // Every skip is decided first, so progress can say "probe 2 of 5" and
+  // estimate what is left from the probes that will actually run.
+  std::vector<std::optional<std::string>> skipped;
+  skipped.reserve(registry.size());
+  std::size_t to_run = 0;
   for (const auto& probe : registry) {
-    ProbeRun run;
-    run.key = std::string(probe->key());
     if (context.config.mode == ProbeMode::kQuick && !probe->in_quick()) {
+      skipped.emplace_back("runs with --full only");
+    } else {
+      skipped.push_back(probe->skip_reason(context));
+    }
+    if (!skipped.back()) ++to_run;
+  }
+
+  EngineOutput output;
+  std::size_t index = 0;
+  for (std::size_t i = 0; i < registry.size(); ++i) {
+    const Probe& probe = *registry[i];
+    ProbeRun run;
+    run.key = std::string(probe.key());
+    if (skipped[i]) {
       run.status = ProbeStatus::kSkipped;
-      run.reason = "runs with --full only";
+      run.reason = std::move(*skipped[i]);
       output.runs.push_back(std::move(run));
       continue;
     }
-    if (auto reason = probe->skip_reason(context)) {
-      run.status = ProbeStatus::kSkipped;
-      run.reason = std::move(*reason);
-      output.runs.push_back(std::move(run));
-      continue;
-    }
+    const ProbeStep step{run.key, observer != nullptr ? probe.progress_subject(context) : std::string(), index++,
+                         to_run};
+    if (observer != nullptr) observer->probe_started(step);
     const auto started = std::chrono::steady_clock::now();
-    ProbeOutput result = probe->run(context);
+    ProbeOutput result = probe.run(context);
     run.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     // A probe that measured nothing and gave no error has failed just the same:
     // an empty result must not read as a pass.
@@ -57,6 +81,7 @@ EngineOutput run_probes(const ProbeRegistry& registry, const ProbeContext& conte
     run.reason = join(result.errors);
     run.warnings = std::move(result.warnings);
     for (auto& measurement : result.measurements) output.measurements.push_back(std::move(measurement));
+    if (observer != nullptr) observer->probe_finished(step, run);
     output.runs.push_back(std::move(run));
   }
   return output;

@@ -252,27 +252,45 @@ void write_counts(Exposition& out, const Results& results) {
 // series per copy size and none of them is what a verdict rests on.
 constexpr std::string_view kSweepProbe = "sweep_ce";
 
+// bdf names the GPU of a one-GPU measurement, so bandwidth series join to
+// pcieval_device_ok and the link series on it; group and host measurements
+// have none (node_exporter serves them with bdf="").
 Labels measurement_labels(const Measurement& measurement) {
-  return {{"aggregation", std::string(to_string(measurement.aggregation))},
-          {"direction", std::string(to_string(measurement.direction))},
-          {"host_memory", std::string(to_string(measurement.host_memory))},
-          {"probe", measurement.probe},
-          {"subject", measurement.subject}};
+  Labels labels{{"aggregation", std::string(to_string(measurement.aggregation))}};
+  if (measurement.gpus.size() == 1) labels.push_back({"bdf", to_string(measurement.gpus.front())});
+  labels.push_back({"direction", std::string(to_string(measurement.direction))});
+  labels.push_back({"host_memory", std::string(to_string(measurement.host_memory))});
+  labels.push_back({"probe", measurement.probe});
+  labels.push_back({"subject", measurement.subject});
+  return labels;
 }
 
 void write_measurements(Exposition& out, const Results& results) {
   const std::vector<Measurement>& measurements = results.evidence.measurements;
-  out.begin_family("pcieval_bandwidth_gbps",
+  out.begin_family("pcieval_bandwidth_gigabytes_per_second",
                    "Median bandwidth of a measurement of the last run in GB/s (1e9 bytes/s); size sweep left out.");
   for (const Measurement& measurement : measurements) {
     if (measurement.probe == kSweepProbe || !std::isfinite(measurement.stats.median_gbps)) continue;
     out.sample(measurement_labels(measurement), measurement.stats.median_gbps);
   }
-  out.begin_family("pcieval_bandwidth_cv",
+  out.begin_family("pcieval_bandwidth_cv_ratio",
                    "Coefficient of variation of a measurement's trials (standard deviation over mean, a fraction).");
   for (const Measurement& measurement : measurements) {
     if (measurement.probe == kSweepProbe || !std::isfinite(measurement.stats.cv)) continue;
     out.sample(measurement_labels(measurement), measurement.stats.cv);
+  }
+}
+
+void write_budgets(Exposition& out, std::span<const BandwidthBudget> budgets) {
+  out.begin_family("pcieval_bandwidth_budget_gigabytes_per_second",
+                   "Link budget in GB/s (1e9 bytes/s) a GPU's copy bandwidth is held against, per direction, for the "
+                   "link state its path should train to.");
+  for (const BandwidthBudget& budget : budgets) {
+    if (!std::isfinite(budget.budget_gbps) || budget.budget_gbps <= 0) continue;
+    out.sample({{"bdf", budget.subject},
+                {"direction", std::string(to_string(budget.direction))},
+                {"expected_link", budget.link}},
+               budget.budget_gbps);
   }
 }
 
@@ -300,13 +318,14 @@ void write_run(Exposition& out, std::optional<double> timestamp_seconds, std::op
 }  // namespace
 
 std::string render_prometheus(const Results& results, std::optional<double> run_timestamp_seconds,
-                              std::optional<double> run_duration_seconds) {
+                              std::optional<double> run_duration_seconds, std::span<const BandwidthBudget> budgets) {
   Exposition out;
   write_overall(out, results.overall);
   write_devices(out, results);
   write_links(out, results);
   write_counts(out, results);
   write_measurements(out, results);
+  write_budgets(out, budgets);
   write_probes(out, results);
   write_run(out, run_timestamp_seconds, run_duration_seconds);
   return std::move(out).take();

@@ -4,9 +4,11 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 
 #include "model/results.hpp"
+#include "report/table.hpp"
 
 namespace pcieval {
 
@@ -32,12 +34,18 @@ namespace pcieval {
 //                                              counted), judged or not.
 //   pcieval_devices_judged                     distinct device subjects of the
 //                                              verdicts ("node" not counted).
-//   pcieval_bandwidth_gbps{aggregation, direction, host_memory, probe, subject}
-//                                              the median GB/s of each
-//                                              measurement, size sweep
+//   pcieval_bandwidth_gigabytes_per_second{aggregation, [bdf,] direction,
+//                                              host_memory, probe, subject}
+//                                              the median GB/s (1e9 B/s) of
+//                                              each measurement, size sweep
 //                                              ("sweep_ce") left out.
-//   pcieval_bandwidth_cv{same labels}          its trials' coefficient of
+//   pcieval_bandwidth_cv_ratio{same labels}    its trials' coefficient of
 //                                              variation, a fraction.
+//   pcieval_bandwidth_budget_gigabytes_per_second{bdf, direction, expected_link}
+//                                              one per entry of `budgets`
+//                                              (subject as bdf, the link
+//                                              state as expected_link,
+//                                              "Gen5 x16"); none when empty.
 //   pcieval_probe_status{probe, status}        per probe of the run, 1 for its
 //                                              status ("ran", "skipped",
 //                                              "failed"), 0 for the other two,
@@ -73,7 +81,8 @@ namespace pcieval {
 // Measurement series: the labels are the measurement's probe key, subject
 // (a GPU's address, "numa0", a group), direction ("h2d", "d2h", "h2h"),
 // aggregation ("alone", "with_reverse", "with_peers",
-// "total_over_wall_time") and host memory ("pinned", "pageable"). Every probe
+// "total_over_wall_time") and host memory ("pinned", "pageable"), and bdf,
+// the GPU's address, when exactly one GPU copied. Every probe
 // measures a subject once per direction and aggregation, so these name one
 // series; should a document repeat one, the first is written.
 //
@@ -83,8 +92,14 @@ namespace pcieval {
 //
 // The timestamp and duration are omitted when not given or not finite, and
 // the duration also when negative. No sample carries a timestamp (the textfile
-// collector refuses them).
+// collector refuses them). The document carries neither (nor a budget, nor
+// a GPU index): the caller passes what it knows; `pcieval report` knows the
+// budgets (computed from the document's links) but not the run times.
+//
+// Budgets are judgement (validate/ computes them) and report/ depends on
+// model/ only, so the caller hands them in, as for render_check_table.
 [[nodiscard]] std::string render_prometheus(const Results& results, std::optional<double> run_timestamp_seconds,
-                                            std::optional<double> run_duration_seconds);
+                                            std::optional<double> run_duration_seconds,
+                                            std::span<const BandwidthBudget> budgets = {});
 
 }  // namespace pcieval

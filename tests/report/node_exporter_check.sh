@@ -135,17 +135,20 @@ check prom
 grep -qx 'pcieval_gpus_found 2' "$work/scrape.txt" || fail "prom: pcieval_gpus_found is not 2"
 grep -qx 'pcieval_link_width_lanes{bdf="0000:17:00.0",kind="gpu",link_downstream="0000:17:00.0",link_upstream="0000:16:10.0",position="device_link",state="negotiated"} 8' \
   "$work/scrape.txt" || fail "prom: the x8 GPU link is not served"
-# And the probe evidence: the x8 GPU's median, and the failed and skipped
-# probes with all three statuses of each present.
-grep -qx 'pcieval_bandwidth_gbps{aggregation="alone",direction="h2d",host_memory="pinned",probe="h2d_ce",subject="0000:17:00.0"} 27.61' \
+# And the probe evidence: the x8 GPU's median (with its bdf) and the budget
+# it is held against, the failed and skipped probes with all three statuses
+# of each present. The host ceiling has no GPU: node_exporter serves bdf="".
+grep -qx 'pcieval_bandwidth_gigabytes_per_second{aggregation="alone",bdf="0000:17:00.0",direction="h2d",host_memory="pinned",probe="h2d_ce",subject="0000:17:00.0"} 27.61' \
   "$work/scrape.txt" || fail "prom: the x8 GPU's h2d_ce median is not served"
-grep -q '^pcieval_bandwidth_cv{aggregation="total_over_wall_time",direction="h2h",host_memory="pinned",probe="host_ceiling",subject="numa0"} ' \
+grep -q '^pcieval_bandwidth_cv_ratio{aggregation="total_over_wall_time",bdf="",direction="h2h",host_memory="pinned",probe="host_ceiling",subject="numa0"} ' \
   "$work/scrape.txt" || fail "prom: the host ceiling's cv is not served"
+grep -qx 'pcieval_bandwidth_budget_gigabytes_per_second{bdf="0000:17:00.0",direction="h2d",expected_link="Gen5 x16"} 58.4' \
+  "$work/scrape.txt" || fail "prom: the x8 GPU's h2d budget is not served"
 grep -qx 'pcieval_probe_status{probe="h2d_ce",status="failed"} 1' "$work/scrape.txt" ||
   fail "prom: the failed probe is not served"
 grep -qx 'pcieval_probe_status{probe="group_ce",status="skipped"} 1' "$work/scrape.txt" ||
   fail "prom: the skipped probe is not served"
-if grep -q '^pcieval_bandwidth_gbps{.*probe="sweep_ce"' "$work/scrape.txt"; then
+if grep -q '^pcieval_bandwidth_gigabytes_per_second{.*probe="sweep_ce"' "$work/scrape.txt"; then
   fail "prom: size sweep points are served as bandwidth series"
 fi
 # The collector rereads the folder on every scrape.

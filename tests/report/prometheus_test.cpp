@@ -208,35 +208,73 @@ class PrometheusProbesTest : public ::testing::Test {
 
 TEST_F(PrometheusProbesTest, NewFamiliesAreValidGauges) {
   EXPECT_THAT(parsed_.problems, IsEmpty()) << text_;
-  for (const char* family : {"pcieval_bandwidth_gbps", "pcieval_bandwidth_cv", "pcieval_probe_status"}) {
+  for (const char* family :
+       {"pcieval_bandwidth_gigabytes_per_second", "pcieval_bandwidth_cv_ratio", "pcieval_probe_status"}) {
     EXPECT_EQ(parsed_.type.count(family), 1u) << family;
     EXPECT_EQ(parsed_.type.at(family), "gauge") << family;
     EXPECT_EQ(parsed_.help.count(family), 1u) << family;
   }
   // The families sit before the run times, each in one block.
-  EXPECT_LT(text_.find("# TYPE pcieval_bandwidth_gbps"), text_.find("# TYPE pcieval_bandwidth_cv"));
+  EXPECT_LT(text_.find("# TYPE pcieval_bandwidth_gigabytes_per_second"),
+            text_.find("# TYPE pcieval_bandwidth_cv_ratio"));
   EXPECT_LT(text_.find("# TYPE pcieval_probe_status"), text_.find("# TYPE pcieval_last_run_timestamp_seconds"));
 }
 
 TEST_F(PrometheusProbesTest, BandwidthIsTheMedianOfEachMeasurementButTheSweep) {
-  const auto bandwidth = parsed_.find("pcieval_bandwidth_gbps");
+  const auto bandwidth = parsed_.find("pcieval_bandwidth_gigabytes_per_second");
   ASSERT_THAT(bandwidth, SizeIs(2));
   EXPECT_EQ(bandwidth[0].labels, (std::map<std::string, std::string>{{"aggregation", "alone"},
+                                                                     {"bdf", "0000:17:00.0"},
                                                                      {"direction", "h2d"},
                                                                      {"host_memory", "pinned"},
                                                                      {"probe", "h2d_ce"},
                                                                      {"subject", "0000:17:00.0"}}));
   EXPECT_EQ(bandwidth[0].value, 27.61);
   EXPECT_EQ(bandwidth[1].labels.at("subject"), "numa0");
+  EXPECT_EQ(bandwidth[1].labels.count("bdf"), 0u);  // the host ceiling copies with no GPU
   EXPECT_EQ(bandwidth[1].labels.at("aggregation"), "total_over_wall_time");
   EXPECT_EQ(bandwidth[1].value, 118.42);
-  EXPECT_THAT(parsed_.find("pcieval_bandwidth_gbps", {{"probe", "sweep_ce"}}), IsEmpty());
+  EXPECT_THAT(parsed_.find("pcieval_bandwidth_gigabytes_per_second", {{"probe", "sweep_ce"}}), IsEmpty());
 
-  const auto cv = parsed_.find("pcieval_bandwidth_cv");
+  const auto cv = parsed_.find("pcieval_bandwidth_cv_ratio");
   ASSERT_THAT(cv, SizeIs(2));
   EXPECT_EQ(cv[0].labels, bandwidth[0].labels);
   EXPECT_NEAR(cv[0].value, results_.evidence.measurements[0].stats.cv, 1e-15);
   EXPECT_GT(cv[0].value, 0);
+}
+
+TEST_F(PrometheusProbesTest, UnitsAreInTheFamilyNames) {
+  // The naming: GB/s as _gigabytes_per_second, GT/s as
+  // _gigatransfers_per_second; no family is left with a bare "gbps".
+  EXPECT_THAT(text_, Not(HasSubstr("_gbps")));
+  EXPECT_THAT(parsed_.find("pcieval_bandwidth_gigabytes_per_second"), SizeIs(2));
+  EXPECT_THAT(parsed_.find("pcieval_link_speed_gigatransfers_per_second"), Not(IsEmpty()));
+}
+
+TEST_F(PrometheusProbesTest, BudgetsGiveOneSeriesEachAndNoneWhenNotGiven) {
+  EXPECT_THAT(parsed_.find("pcieval_bandwidth_budget_gigabytes_per_second"), IsEmpty());
+  EXPECT_THAT(text_, Not(HasSubstr("pcieval_bandwidth_budget")));
+  const std::vector<BandwidthBudget> budgets = {
+      {"0000:17:00.0", Direction::kHostToDevice, "Gen5 x16", 58.4},
+      {"0000:17:00.0", Direction::kDeviceToHost, "Gen5 x16", 57.6},
+      {"0000:17:00.0", Direction::kHostToDevice, "Gen5 x16", 58.4},          // repeated: written once
+      {"0000:ca:00.0", Direction::kHostToDevice, "Gen5 x16", std::nan("")},  // unknown: left out
+  };
+  const std::string text = render_prometheus(results_, std::nullopt, std::nullopt, budgets);
+  const PromExposition parsed = parse_exposition(text);
+  EXPECT_THAT(parsed.problems, IsEmpty()) << text;
+  const auto series = parsed.find("pcieval_bandwidth_budget_gigabytes_per_second");
+  ASSERT_THAT(series, SizeIs(2));
+  EXPECT_EQ(series[0].labels, (std::map<std::string, std::string>{
+                                  {"bdf", "0000:17:00.0"}, {"direction", "h2d"}, {"expected_link", "Gen5 x16"}}));
+  EXPECT_EQ(series[0].value, 58.4);
+  EXPECT_EQ(series[1].labels.at("direction"), "d2h");
+  EXPECT_EQ(series[1].value, 57.6);
+  // The measured series joins the budget on bdf and direction.
+  const auto measured =
+      parsed.find("pcieval_bandwidth_gigabytes_per_second", {{"bdf", "0000:17:00.0"}, {"direction", "h2d"}});
+  ASSERT_THAT(measured, SizeIs(1));
+  EXPECT_LT(measured[0].value, series[0].value);
 }
 
 TEST_F(PrometheusProbesTest, ProbeStatusHasAllThreeStatusesWithOneSet) {
@@ -267,7 +305,7 @@ TEST_F(PrometheusProbesTest, RepeatedMeasurementGivesNoDuplicateSeries) {
   results_.evidence.probes.push_back(results_.evidence.probes[0]);
   const PromExposition parsed = parse_exposition(render_prometheus(results_, std::nullopt, std::nullopt));
   EXPECT_THAT(parsed.problems, IsEmpty());
-  EXPECT_THAT(parsed.find("pcieval_bandwidth_gbps", {{"probe", "h2d_ce"}}), SizeIs(1));
+  EXPECT_THAT(parsed.find("pcieval_bandwidth_gigabytes_per_second", {{"probe", "h2d_ce"}}), SizeIs(1));
   EXPECT_THAT(parsed.find("pcieval_probe_status", {{"probe", "h2d_ce"}}), SizeIs(3));
 }
 
@@ -279,7 +317,7 @@ TEST_F(PrometheusProbesTest, ProbeKeysAndSubjectsAreEscaped) {
   EXPECT_THAT(parsed.problems, IsEmpty()) << text;
   const std::string repaired = "dev \"q\" back\\slash\nline \x1b \xef\xbf\xbd caf\xc3\xa9";
   EXPECT_THAT(parsed.find("pcieval_probe_status", {{"probe", repaired}, {"status", "failed"}}), SizeIs(1));
-  EXPECT_THAT(parsed.find("pcieval_bandwidth_gbps", {{"subject", repaired}}), SizeIs(1));
+  EXPECT_THAT(parsed.find("pcieval_bandwidth_gigabytes_per_second", {{"subject", repaired}}), SizeIs(1));
 }
 
 TEST(PrometheusTest, OverallHasAllThreeResultsWithOneSet) {

@@ -1,0 +1,322 @@
+#include "history/history_db.hpp"
+
+#include <sqlite3.h>
+
+#include <ctime>
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+#include "model/pci_address.hpp"
+#include "report/results_json.hpp"
+
+namespace pcieval {
+
+namespace {
+
+// Long enough for a concurrent run's transaction (milliseconds) to finish,
+// short enough that a stuck writer does not hang a Slurm health check.
+constexpr int kBusyTimeoutMs = 5000;
+
+// user_version 1. started_s is what runs are ordered by; started_utc is
+// there for a person reading the database with the sqlite3 shell.
+constexpr const char* kSchemaV1 = R"sql(
+CREATE TABLE runs (
+  id          INTEGER PRIMARY KEY,
+  started_s   REAL NOT NULL,
+  started_utc TEXT NOT NULL,
+  host        TEXT NOT NULL,
+  overall     TEXT NOT NULL,
+  summary     TEXT NOT NULL,
+  document    TEXT NOT NULL
+);
+CREATE INDEX runs_by_time ON runs (started_s);
+CREATE INDEX runs_by_host ON runs (host, started_s);
+CREATE TABLE measurements (
+  run_id      INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  subject     TEXT NOT NULL,
+  probe       TEXT NOT NULL,
+  direction   TEXT NOT NULL,
+  size_bytes  INTEGER NOT NULL,
+  median_gbps REAL NOT NULL
+);
+CREATE INDEX measurements_by_subject ON measurements (subject, probe, direction, run_id);
+CREATE INDEX measurements_by_run ON measurements (run_id);
+PRAGMA user_version = 1;
+)sql";
+
+struct Finalizer {
+  void operator()(sqlite3_stmt* statement) const noexcept { sqlite3_finalize(statement); }
+};
+using Statement = std::unique_ptr<sqlite3_stmt, Finalizer>;
+
+Error db_error(sqlite3* db, const std::string& path, const std::string& doing) {
+  const int code = sqlite3_errcode(db);
+  const std::string reason = sqlite3_errmsg(db);
+  if (code == SQLITE_NOTADB) return make_error(path + " is not an SQLite database (" + reason + ")");
+  if (code == SQLITE_CORRUPT) return make_error(path + " is corrupt (" + reason + ")");
+  return make_error("history " + path + ": " + doing + ": " + reason);
+}
+
+Result<Statement> prepare(sqlite3* db, const std::string& path, const char* sql) {
+  sqlite3_stmt* raw = nullptr;
+  if (sqlite3_prepare_v2(db, sql, -1, &raw, nullptr) != SQLITE_OK) {
+    sqlite3_finalize(raw);
+    return db_error(db, path, "preparing a query");
+  }
+  return Statement(raw);
+}
+
+Status exec(sqlite3* db, const std::string& path, const char* sql, const std::string& doing) {
+  if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK) return db_error(db, path, doing);
+  return ok_status();
+}
+
+Result<int> query_int(sqlite3* db, const std::string& path, const char* sql) {
+  auto statement = prepare(db, path, sql);
+  if (!statement) return statement.error();
+  const int step = sqlite3_step(statement->get());
+  if (step == SQLITE_ROW) return sqlite3_column_int(statement->get(), 0);
+  if (step == SQLITE_DONE) return 0;
+  return db_error(db, path, "reading the schema");
+}
+
+// A transaction that rolls back unless committed, so every early return of
+// append() leaves the database as it was.
+class Transaction {
+ public:
+  static Result<Transaction> begin(sqlite3* db, const std::string& path) {
+    // IMMEDIATE takes the write lock now (waiting up to the busy timeout),
+    // not at the first insert, where a deferred transaction could fail with
+    // SQLITE_BUSY halfway through.
+    if (auto begun = exec(db, path, "BEGIN IMMEDIATE", "starting a transaction"); !begun) return begun.error();
+    return Transaction(db);
+  }
+  Transaction(Transaction&& other) noexcept : db_(std::exchange(other.db_, nullptr)) {}
+  Transaction& operator=(Transaction&&) = delete;
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+  ~Transaction() {
+    if (db_ != nullptr) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+
+  Status commit(const std::string& path) {
+    if (auto committed = exec(db_, path, "COMMIT", "committing"); !committed) return committed;
+    db_ = nullptr;
+    return ok_status();
+  }
+
+ private:
+  explicit Transaction(sqlite3* db) : db_(db) {}
+  sqlite3* db_;
+};
+
+std::string column_text(sqlite3_stmt* statement, int column) {
+  const unsigned char* text = sqlite3_column_text(statement, column);
+  return text == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(text));
+}
+
+void bind_text(sqlite3_stmt* statement, int index, const std::string& text) {
+  sqlite3_bind_text(statement, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+}
+
+// Subject filter and limit, bound the same way for runs() and points().
+void bind_query(sqlite3_stmt* statement, const HistoryQuery& query) {
+  if (query.subject) bind_text(statement, 1, *query.subject);
+  sqlite3_bind_int(statement, 2, query.limit ? *query.limit : -1);  // LIMIT -1: no limit
+}
+
+}  // namespace
+
+std::string utc_timestamp(double seconds_since_epoch) {
+  const auto whole = static_cast<std::time_t>(seconds_since_epoch);
+  std::tm tm{};
+  gmtime_r(&whole, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+HistoryRecord history_record_of(const Results& results, double started_s) {
+  HistoryRecord record;
+  record.started_s = started_s;
+  record.host = results.evidence.host.hostname;
+  record.overall = std::string(to_string(results.overall));
+  record.summary = results.summary;
+  record.document_json = results_to_json(results);
+  for (const Measurement& m : results.evidence.measurements) {
+    // One GPU, or the host: a group's total ("all gpus", "port ...") is kept
+    // in the document only.
+    const bool one_gpu = m.gpus.size() <= 1 && parse_pci_address(m.subject).ok();
+    const bool host = m.gpus.empty() && m.direction == Direction::kHostToHost;
+    if (!one_gpu && !host) continue;
+    record.measurements.push_back(
+        HistoryMeasurement{m.subject, m.probe, std::string(to_string(m.direction)), m.size_bytes, m.stats.median_gbps});
+  }
+  return record;
+}
+
+void HistoryDb::Closer::operator()(sqlite3* db) const noexcept { sqlite3_close_v2(db); }
+
+HistoryDb::HistoryDb(std::unique_ptr<sqlite3, Closer> db, std::string path)
+    : db_(std::move(db)), path_(std::move(path)) {}
+
+Result<HistoryDb> HistoryDb::open(const std::string& path, Mode mode) {
+  std::error_code error;
+  if (mode == Mode::kReadOnly && !std::filesystem::exists(path, error)) {
+    return make_error("no history database at " + path + " (check --history writes one)");
+  }
+  if (std::filesystem::is_directory(path, error)) return make_error("history " + path + " is a directory");
+  if (mode == Mode::kAppend) {
+    const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+    if (!folder.empty() && !std::filesystem::create_directories(folder, error) && error) {
+      return make_error("cannot create the folder of history " + path + ": " + error.message());
+    }
+  }
+  sqlite3* raw = nullptr;
+  const int flags = mode == Mode::kReadOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  const int opened = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+  std::unique_ptr<sqlite3, Closer> db(raw);
+  if (opened != SQLITE_OK) {
+    if (raw == nullptr) return make_error("cannot open history " + path + ": out of memory");
+    return db_error(raw, path, "opening");
+  }
+  sqlite3_extended_result_codes(raw, 0);
+  sqlite3_busy_timeout(raw, kBusyTimeoutMs);
+
+  // The first read of the file: SQLite reports a file that is not a database
+  // here, before anything was written to it.
+  auto version = query_int(raw, path, "PRAGMA user_version");
+  if (!version) return version.error();
+  if (*version > kHistorySchemaVersion) {
+    return make_error("history " + path + " was written by a newer pcieval (schema " + std::to_string(*version) +
+                      ", this one knows up to " + std::to_string(kHistorySchemaVersion) + ")");
+  }
+  if (auto fk = exec(raw, path, "PRAGMA foreign_keys = ON", "enabling foreign keys"); !fk) return fk.error();
+  // Reading the schema parses page 1: a corrupt one shows here, not halfway
+  // through the first append.
+  auto tables = query_int(raw, path, "SELECT count(*) FROM sqlite_master");
+  if (!tables) return tables.error();
+  if (*version == 0) {
+    if (*tables > 0) return make_error(path + " is an SQLite database but not a pcieval history");
+    if (mode == Mode::kAppend) {
+      auto transaction = Transaction::begin(raw, path);
+      if (!transaction) return transaction.error();
+      // Another run may have created the schema while this one waited.
+      auto again = query_int(raw, path, "PRAGMA user_version");
+      if (!again) return again.error();
+      if (*again == 0) {
+        if (auto created = exec(raw, path, kSchemaV1, "creating the schema"); !created) return created.error();
+      }
+      if (auto committed = transaction.value().commit(path); !committed) return committed.error();
+    }
+  }
+  return HistoryDb(std::move(db), path);
+}
+
+Result<std::int64_t> HistoryDb::append(const HistoryRecord& record) {
+  sqlite3* db = db_.get();
+  auto transaction = Transaction::begin(db, path_);
+  if (!transaction) return transaction.error();
+
+  auto run = prepare(db, path_,
+                     "INSERT INTO runs (started_s, started_utc, host, overall, summary, document) "
+                     "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+  if (!run) return run.error();
+  sqlite3_bind_double(run->get(), 1, record.started_s);
+  bind_text(run->get(), 2, utc_timestamp(record.started_s));
+  bind_text(run->get(), 3, record.host);
+  bind_text(run->get(), 4, record.overall);
+  bind_text(run->get(), 5, record.summary);
+  bind_text(run->get(), 6, record.document_json);
+  if (sqlite3_step(run->get()) != SQLITE_DONE) return db_error(db, path_, "adding the run");
+  const std::int64_t run_id = sqlite3_last_insert_rowid(db);
+
+  auto measurement = prepare(db, path_,
+                             "INSERT INTO measurements (run_id, subject, probe, direction, size_bytes, median_gbps) "
+                             "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+  if (!measurement) return measurement.error();
+  sqlite3_stmt* insert = measurement->get();
+  for (const HistoryMeasurement& m : record.measurements) {
+    sqlite3_reset(insert);
+    sqlite3_bind_int64(insert, 1, run_id);
+    bind_text(insert, 2, m.subject);
+    bind_text(insert, 3, m.probe);
+    bind_text(insert, 4, m.direction);
+    sqlite3_bind_int64(insert, 5, static_cast<sqlite3_int64>(m.size_bytes));
+    sqlite3_bind_double(insert, 6, m.median_gbps);
+    if (sqlite3_step(insert) != SQLITE_DONE) return db_error(db, path_, "adding a measurement");
+  }
+  if (auto committed = transaction.value().commit(path_); !committed) return committed.error();
+  return run_id;
+}
+
+namespace {
+
+// The newest runs the query selects (with the subject filter as ?1 and the
+// limit as ?2), for runs() and, as a subquery, points().
+constexpr const char* kSelectedRunsAll = "SELECT id FROM runs ORDER BY started_s DESC, id DESC LIMIT ?2";
+constexpr const char* kSelectedRunsOfSubject =
+    "SELECT id FROM runs WHERE id IN (SELECT run_id FROM measurements WHERE subject = ?1) "
+    "ORDER BY started_s DESC, id DESC LIMIT ?2";
+
+}  // namespace
+
+Result<std::vector<HistoryRun>> HistoryDb::runs(const HistoryQuery& query) const {
+  std::vector<HistoryRun> runs;
+  if (query_int(db_.get(), path_, "PRAGMA user_version").value_or(0) == 0) return runs;  // an empty file
+  const std::string sql = std::string("SELECT id, started_s, host, overall, summary FROM runs WHERE id IN (") +
+                          (query.subject ? kSelectedRunsOfSubject : kSelectedRunsAll) +
+                          ") ORDER BY started_s DESC, id DESC";
+  auto statement = prepare(db_.get(), path_, sql.c_str());
+  if (!statement) return statement.error();
+  bind_query(statement->get(), query);
+  int step = 0;
+  while ((step = sqlite3_step(statement->get())) == SQLITE_ROW) {
+    sqlite3_stmt* row = statement->get();
+    runs.push_back(HistoryRun{sqlite3_column_int64(row, 0), sqlite3_column_double(row, 1), column_text(row, 2),
+                              column_text(row, 3), column_text(row, 4)});
+  }
+  if (step != SQLITE_DONE) return db_error(db_.get(), path_, "listing runs");
+  return runs;
+}
+
+Result<std::vector<HistoryPoint>> HistoryDb::points(const HistoryQuery& query) const {
+  std::vector<HistoryPoint> points;
+  if (query_int(db_.get(), path_, "PRAGMA user_version").value_or(0) == 0) return points;
+  const std::string sql =
+      std::string(
+          "SELECT r.id, r.started_s, r.host, m.subject, m.probe, m.direction, m.size_bytes, m.median_gbps "
+          "FROM measurements m JOIN runs r ON r.id = m.run_id WHERE r.id IN (") +
+      (query.subject ? kSelectedRunsOfSubject : kSelectedRunsAll) + ")" + (query.subject ? " AND m.subject = ?1" : "") +
+      " ORDER BY r.started_s, r.id, m.subject, m.probe, m.direction, m.size_bytes";
+  auto statement = prepare(db_.get(), path_, sql.c_str());
+  if (!statement) return statement.error();
+  bind_query(statement->get(), query);
+  int step = 0;
+  while ((step = sqlite3_step(statement->get())) == SQLITE_ROW) {
+    sqlite3_stmt* row = statement->get();
+    HistoryPoint point;
+    point.run_id = sqlite3_column_int64(row, 0);
+    point.started_s = sqlite3_column_double(row, 1);
+    point.host = column_text(row, 2);
+    point.measurement =
+        HistoryMeasurement{column_text(row, 3), column_text(row, 4), column_text(row, 5),
+                           static_cast<std::uint64_t>(sqlite3_column_int64(row, 6)), sqlite3_column_double(row, 7)};
+    points.push_back(std::move(point));
+  }
+  if (step != SQLITE_DONE) return db_error(db_.get(), path_, "reading measurements");
+  return points;
+}
+
+Result<std::string> HistoryDb::document(std::int64_t id) const {
+  auto statement = prepare(db_.get(), path_, "SELECT document FROM runs WHERE id = ?1");
+  if (!statement) return statement.error();
+  sqlite3_bind_int64(statement->get(), 1, id);
+  const int step = sqlite3_step(statement->get());
+  if (step == SQLITE_ROW) return column_text(statement->get(), 0);
+  if (step == SQLITE_DONE) return make_error("history " + path_ + " has no run " + std::to_string(id));
+  return db_error(db_.get(), path_, "reading a document");
+}
+
+}  // namespace pcieval

@@ -1,0 +1,577 @@
+#include "report/html.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "report/svg.hpp"
+
+namespace pcieval {
+namespace {
+
+using svg::escape;
+
+constexpr std::string_view kSweepProbe = "sweep_ce";
+
+// Colours say the same as the words beside them; the page reads in grey too.
+constexpr std::string_view kStyle = R"(
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:0;color:#1d232b;background:#f6f7f9}
+main{max-width:1180px;margin:0 auto;padding:16px 24px 48px}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 10px;border-bottom:1px solid #d5d9df;padding-bottom:4px}
+h3{font-size:15px;margin:14px 0 6px}
+code,.mono{font-family:"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:12.5px}
+#verdict{border-radius:8px;padding:16px 20px;border:2px solid;margin-top:8px}
+#verdict.pass{background:#e7f5ea;border-color:#1e7b34}#verdict.fail{background:#fbe9e9;border-color:#b3261e}
+#verdict.inconclusive{background:#fff4dc;border-color:#9a6700}
+.result-word{font-size:30px;font-weight:700;letter-spacing:.04em}
+.pass .result-word,.status.pass{color:#1e7b34}.fail .result-word,.status.fail{color:#b3261e}
+.inconclusive .result-word,.status.inconclusive{color:#9a6700}
+.summary{font-size:15px;margin:6px 0}.meta{color:#4a5561}
+.status{font-weight:600;white-space:nowrap}
+table{border-collapse:collapse;background:#fff;width:100%;margin:6px 0 10px;font-size:13px}
+.scroll{overflow-x:auto}
+th,td{border:1px solid #d5d9df;padding:3px 7px;text-align:left;vertical-align:top}
+th{background:#eef0f3;font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+.tree,.tree ul{list-style:none;margin:0;padding-left:22px}.tree{padding-left:0}
+.tree li{position:relative;padding:3px 0 3px 14px;border-left:1px solid #b7bec7}
+.tree li:last-child{border-left-color:transparent}
+.tree li::before{content:"";position:absolute;left:-1px;top:0;width:12px;height:14px;border-left:1px solid #b7bec7;border-bottom:1px solid #b7bec7}
+.node{font-family:"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:12.5px}
+.role{color:#4a5561}
+.link{display:inline-block;border-radius:4px;padding:0 6px;margin-left:6px;font-size:12px;border:1px solid}
+.link.ok{background:#e7f5ea;border-color:#1e7b34;color:#14561f}
+.link.low{background:#fbe9e9;border-color:#b3261e;color:#8c1d18;font-weight:600}
+.link.unknown{background:#fff4dc;border-color:#9a6700;color:#6b4800}
+.link.named{outline:2px solid #b3261e;outline-offset:1px}
+.legend-row span{margin-right:10px}
+.charts{display:flex;flex-wrap:wrap;gap:12px}
+svg.chart{width:560px;max-width:100%;height:auto;background:#fff;border:1px solid #d5d9df;border-radius:6px}
+svg .plot{fill:#fff;stroke:#b7bec7}svg .grid{stroke:#eceff2}svg .tick,svg .legend{font-size:10.5px;fill:#4a5561}
+svg .axis{font-size:11.5px;fill:#1d232b}svg .chart-title{font-size:13px;font-weight:600;fill:#1d232b}
+svg .line{fill:none;stroke-width:2}svg .whisker{stroke-width:1.5}
+svg .reference{stroke:#b3261e;stroke-dasharray:6 4;stroke-width:1.5}svg .reference-label{font-size:11px;fill:#b3261e}
+article.finding{background:#fff;border:1px solid #d5d9df;border-left:6px solid;border-radius:6px;padding:8px 14px;margin:10px 0}
+article.finding.fail{border-left-color:#b3261e}article.finding.inconclusive{border-left-color:#9a6700}
+.none{color:#4a5561;font-style:italic}
+)";
+
+// The colour class of a verdict status: failing, inconclusive or pass.
+std::string_view status_class(VerdictStatus status) {
+  if (status == VerdictStatus::kPass) return "pass";
+  return is_failing(status) ? "fail" : "inconclusive";
+}
+
+std::string_view overall_class(Overall overall) {
+  switch (overall) {
+    case Overall::kPass:
+      return "pass";
+    case Overall::kFail:
+      return "fail";
+    case Overall::kInconclusive:
+      break;
+  }
+  return "inconclusive";
+}
+
+std::string num(double value, int decimals) {
+  if (!std::isfinite(value)) return "-";
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+  return buffer;
+}
+
+std::string hex4(std::uint16_t value) {
+  char buffer[8];
+  std::snprintf(buffer, sizeof buffer, "%04x", static_cast<unsigned>(value));
+  return buffer;
+}
+
+// "Gen4 x16"; an unread half is "?" so the other half still says something.
+std::string state_text(const std::optional<PcieGen>& speed, const std::optional<int>& width) {
+  if (!speed && !width) return "unknown";
+  return (speed ? to_string(*speed) : std::string("Gen?")) + " x" + (width ? std::to_string(*width) : "?");
+}
+
+std::string reading_text(const Reading<LinkState>& state) { return state ? to_string(state.value()) : "unknown"; }
+
+std::string status_span(VerdictStatus status) {
+  return "<span class=\"status " + std::string(status_class(status)) + "\">" + std::string(to_string(status)) +
+         "</span>";
+}
+
+std::string section_open(std::string_view id, std::string_view title) {
+  return "<section id=\"" + std::string(id) + "\">\n<h2>" + std::string(title) + "</h2>\n";
+}
+
+std::string none(std::string_view sentence) { return "<p class=\"none\">" + std::string(sentence) + "</p>\n"; }
+
+// ---- verdict --------------------------------------------------------------
+
+std::string verdict_section(const Results& results) {
+  const std::string_view cls = overall_class(results.overall);
+  std::string word(to_string(results.overall));
+  std::transform(word.begin(), word.end(), word.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  std::map<std::string, int> by_status;
+  for (const Verdict& verdict : results.verdicts) ++by_status[std::string(to_string(verdict.status))];
+
+  std::string out = "<section id=\"verdict\" class=\"" + std::string(cls) + "\">\n";
+  out += "<div class=\"result-word\">" + word + "</div>\n";
+  out += "<p class=\"summary\">" + escape(results.summary) + "</p>\n";
+  out += "<p class=\"meta\">host <b>" + escape(results.evidence.host.hostname) + "</b> &middot; kernel " +
+         escape(results.evidence.host.kernel) + " &middot; " + escape(results.tool.name) + " " +
+         escape(results.tool.version);
+  if (results.evidence.probe_settings) out += " &middot; probes " + escape(results.evidence.probe_settings->mode);
+  out +=
+      " &middot; GPUs read " + std::string(results.evidence.gpus_under_load ? "under load" : "without load") + "</p>\n";
+  out += "<p class=\"meta\">" + std::to_string(results.verdicts.size()) + " verdicts";
+  for (const auto& [status, count] : by_status) out += ", " + std::to_string(count) + " " + escape(status);
+  out += "</p>\n</section>\n";
+  return out;
+}
+
+// ---- topology -------------------------------------------------------------
+
+// The worst status among a subject's verdicts, shown beside the device.
+std::map<std::string, VerdictStatus> worst_status_by_subject(const Results& results) {
+  const auto rank = [](VerdictStatus status) {
+    return is_failing(status) ? 2 : status == VerdictStatus::kPass ? 0 : 1;
+  };
+  std::map<std::string, VerdictStatus> worst;
+  for (const Verdict& verdict : results.verdicts) {
+    const auto [it, inserted] = worst.emplace(verdict.subject, verdict.status);
+    if (!inserted && rank(verdict.status) > rank(it->second)) it->second = verdict.status;
+  }
+  return worst;
+}
+
+// Links a non-passing verdict names, with that verdict's status.
+using NamedLinks = std::map<std::pair<PciAddress, PciAddress>, VerdictStatus>;
+
+NamedLinks named_links(const Results& results) {
+  NamedLinks named;
+  for (const Verdict& verdict : results.verdicts) {
+    if (verdict.link && verdict.status != VerdictStatus::kPass) {
+      named.emplace(std::make_pair(verdict.link->downstream, verdict.link->upstream), verdict.status);
+    }
+  }
+  return named;
+}
+
+template <class T>
+std::optional<T> known(const Reading<T>& reading) {
+  return reading ? std::optional<T>(reading.value()) : std::nullopt;
+}
+
+// Negotiated against expected, compared here only to pick a colour: the
+// verdicts (which know about idle GPUs and load) are shown beside it.
+std::string link_badge(const Link& link, const NamedLinks& named) {
+  const Reading<LinkState> expected = link.expected();
+  const Reading<LinkState> negotiated = link.negotiated();
+  std::string cls = "unknown";
+  std::string word = "state unknown";
+  if (expected && negotiated) {
+    const bool below =
+        generation_number(negotiated->gen) < generation_number(expected->gen) || negotiated->width < expected->width;
+    cls = below ? "low" : "ok";
+    word = below ? "below expected" : "at expected";
+  }
+  std::string text = reading_text(negotiated) + " of " + reading_text(expected) + ", " + word;
+  const auto found = named.find({link.downstream, link.upstream});
+  if (found != named.end()) {
+    cls += " named";
+    text += "; named by a verdict: " + std::string(to_string(found->second));
+  }
+  return "<span class=\"link " + cls + "\" title=\"" + escape(std::string(to_string(link.position))) + "\">" +
+         escape(text) + "</span>";
+}
+
+struct TreeNode {
+  PciAddress bdf;
+  std::string html;  // the node's line, escaped already
+  std::vector<TreeNode> children;
+
+  TreeNode& child(const PciAddress& address, const std::string& line) {
+    auto it = std::lower_bound(children.begin(), children.end(), address,
+                               [](const TreeNode& node, const PciAddress& key) { return node.bdf < key; });
+    if (it == children.end() || it->bdf != address) it = children.insert(it, TreeNode{address, line, {}});
+    return *it;
+  }
+};
+
+std::string device_line(const DeviceRecord& record, const std::map<std::string, VerdictStatus>& worst) {
+  const PciFunction& function = record.function;
+  const std::string bdf = to_string(function.bdf);
+  std::string line = "<span class=\"node\">" + escape(bdf) + "</span> <b>" +
+                     escape(std::string(to_string(function.kind))) + "</b> <span class=\"role\">" +
+                     hex4(function.vendor_id) + ":" + hex4(function.device_id);
+  if (record.nvml && record.nvml->name) line += " " + escape(*record.nvml->name);
+  line += "</span>";
+  const auto found = worst.find(bdf);
+  line += found != worst.end() ? " " + status_span(found->second) : " <span class=\"role\">not judged</span>";
+  return line;
+}
+
+void insert_device(TreeNode& root, const DeviceRecord& record, const std::map<std::string, VerdictStatus>& worst,
+                   const NamedLinks& named) {
+  struct Step {
+    PciAddress bdf;
+    std::string html;
+  };
+  // Bottom-up: the device (with its own link), then for each link the port
+  // above it; a switch upstream port appears with the uplink above it.
+  std::vector<Step> bottom_up{
+      {record.function.bdf, device_line(record, worst) + link_badge(record.path.front(), named)}};
+  for (std::size_t i = 0; i < record.path.size(); ++i) {
+    const Link& link = record.path[i];
+    if (link.downstream != bottom_up.back().bdf) {
+      bottom_up.push_back({link.downstream, "<span class=\"node\">" + escape(to_string(link.downstream)) +
+                                                "</span> <span class=\"role\">switch upstream port</span>" +
+                                                link_badge(link, named)});
+    }
+    const bool is_root = i + 1 == record.path.size();
+    bottom_up.push_back({link.upstream, "<span class=\"node\">" + escape(to_string(link.upstream)) +
+                                            "</span> <span class=\"role\">" +
+                                            (is_root ? "root port" : "switch downstream port") + "</span>"});
+  }
+  TreeNode* node = &root;
+  for (auto step = bottom_up.rbegin(); step != bottom_up.rend(); ++step) node = &node->child(step->bdf, step->html);
+}
+
+void render_tree(const TreeNode& node, std::string& out) {
+  for (const TreeNode& child : node.children) {
+    out += "<li>" + child.html;
+    if (!child.children.empty()) {
+      out += "\n<ul>\n";
+      render_tree(child, out);
+      out += "</ul>";
+    }
+    out += "</li>\n";
+  }
+}
+
+std::string topology_section(const Results& results) {
+  std::string out = section_open("topology", "Topology");
+  const auto worst = worst_status_by_subject(results);
+  const NamedLinks named = named_links(results);
+  TreeNode root;
+  std::vector<const DeviceRecord*> without_path;
+  for (const DeviceRecord& record : results.evidence.devices) {
+    if (record.path.empty()) {
+      without_path.push_back(&record);
+    } else {
+      insert_device(root, record, worst, named);
+    }
+  }
+  if (results.evidence.devices.empty()) return out + none("The document lists no PCIe devices.") + "</section>\n";
+  out +=
+      "<p class=\"legend-row\"><span class=\"link ok\">at expected</span><span class=\"link low\">below "
+      "expected</span><span class=\"link unknown\">state unknown</span><span class=\"link low named\">named by a "
+      "verdict</span> negotiated state of each link, of the state both of its ends can reach</p>\n";
+  if (root.children.empty()) {
+    out += none("No device sits behind a PCIe port with link attributes.");
+  } else {
+    out += "<ul class=\"tree\">\n";
+    render_tree(root, out);
+    out += "</ul>\n";
+  }
+  if (!without_path.empty()) {
+    out += "<h3>Not behind a PCIe port</h3>\n<ul class=\"tree\">\n";
+    for (const DeviceRecord* record : without_path) out += "<li>" + device_line(*record, worst) + "</li>\n";
+    out += "</ul>\n";
+  }
+  return out + "</section>\n";
+}
+
+// ---- measurements ---------------------------------------------------------
+
+// The budget of a per-GPU row, matched as the check table matches it.
+const BandwidthBudget* budget_for(const Measurement& m, std::span<const BandwidthBudget> budgets) {
+  if (m.gpus.size() > 1 || m.aggregation == Aggregation::kTotalOverWallTime) return nullptr;
+  for (const BandwidthBudget& budget : budgets) {
+    if (budget.subject == m.subject && budget.direction == m.direction) return &budget;
+  }
+  return nullptr;
+}
+
+std::string numa_text(const Measurement& m) {
+  if (!m.host_numa_node) return "-";
+  std::string text = std::to_string(*m.host_numa_node);
+  if (m.host_numa_local) text += *m.host_numa_local ? " local" : " remote";
+  return text;
+}
+
+std::string measurements_section(const Results& results, std::span<const BandwidthBudget> budgets) {
+  const Evidence& evidence = results.evidence;
+  std::string out = section_open("measurements", "Measurements against budgets");
+  std::string rows;
+  for (const Measurement& m : evidence.measurements) {
+    if (m.probe == kSweepProbe) continue;
+    const BandwidthBudget* budget = budget_for(m, budgets);
+    rows += "<tr><td class=\"mono\">" + escape(m.probe) + "</td><td class=\"mono\">" + escape(m.subject) + "</td><td>" +
+            escape(std::string(to_string(m.direction))) + "</td><td>" + escape(std::string(to_string(m.method))) +
+            "</td><td>" + escape(std::string(to_string(m.host_memory))) + "</td><td>" +
+            escape(std::string(to_string(m.aggregation))) + "</td><td class=\"num\">" +
+            escape(svg::binary_size_text(static_cast<double>(m.size_bytes))) + "</td><td class=\"num\"><b>" +
+            num(m.stats.median_gbps, 2) + "</b></td><td class=\"num\">" + num(m.stats.min_gbps, 2) +
+            "</td><td class=\"num\">" + num(m.stats.max_gbps, 2) + "</td><td class=\"num\">" +
+            num(m.stats.cv * 100, 1) + "</td><td>" + numa_text(m) + "</td>";
+    if (budget != nullptr && budget->budget_gbps > 0) {
+      rows += "<td class=\"num\">" + num(budget->budget_gbps, 1) + " (" + escape(budget->link) +
+              ")</td><td class=\"num\">" + num(100 * m.stats.median_gbps / budget->budget_gbps, 0) + " %</td>";
+    } else {
+      rows += "<td>-</td><td>-</td>";
+    }
+    rows += "<td>" + std::string(m.verified ? "yes" : "no") + "</td></tr>\n";
+  }
+  if (rows.empty()) {
+    out += none("No measurements in this document (no probe ran, or only the size sweep).");
+  } else {
+    out +=
+        "<div class=\"scroll\"><table "
+        "id=\"measurement-table\">\n<thead><tr><th>probe</th><th>subject</th><th>dir</th><th>method</th>"
+        "<th>host memory</th><th>aggregation</th><th>size</th><th>median GB/s</th><th>min</th><th>max</th>"
+        "<th>CV %</th><th>host NUMA</th><th>budget GB/s</th><th>of budget</th><th>verified</th></tr></thead>\n"
+        "<tbody>\n" +
+        rows + "</tbody>\n</table></div>\n";
+  }
+  if (!evidence.probes.empty()) {
+    out +=
+        "<h3>Probes</h3>\n<table id=\"probe-table\">\n<thead><tr><th>probe</th><th>status</th><th>seconds</th>"
+        "<th>reason and warnings</th></tr></thead>\n<tbody>\n";
+    for (const ProbeRun& probe : evidence.probes) {
+      std::string detail = escape(probe.reason);
+      for (const std::string& warning : probe.warnings) detail += (detail.empty() ? "" : "<br>") + escape(warning);
+      const std::string cls = probe.status == ProbeStatus::kFailed    ? "inconclusive"
+                              : probe.status == ProbeStatus::kSkipped ? "role"
+                                                                      : "pass";
+      out += "<tr><td class=\"mono\">" + escape(probe.key) + "</td><td class=\"status " + cls + "\">" +
+             std::string(to_string(probe.status)) + "</td><td class=\"num\">" + num(probe.duration_s, 2) + "</td><td>" +
+             detail + "</td></tr>\n";
+    }
+    out += "</tbody>\n</table>\n";
+  }
+  return out + "</section>\n";
+}
+
+// ---- curves ---------------------------------------------------------------
+
+std::string_view direction_words(Direction direction) {
+  switch (direction) {
+    case Direction::kHostToDevice:
+      return "host to device";
+    case Direction::kDeviceToHost:
+      return "device to host";
+    case Direction::kHostToHost:
+      break;
+  }
+  return "host to host";
+}
+
+std::string curves_section(const Results& results, std::span<const BandwidthBudget> budgets) {
+  std::string out = section_open("curves", "Bandwidth versus copy size");
+  // Charts in order of first appearance, one per subject and direction; one
+  // series per kind of copy within it.
+  std::vector<std::pair<std::string, Direction>> order;
+  std::map<std::pair<std::string, Direction>, std::vector<const Measurement*>> groups;
+  for (const Measurement& m : results.evidence.measurements) {
+    if (m.probe != kSweepProbe) continue;
+    const auto key = std::make_pair(m.subject, m.direction);
+    if (groups.count(key) == 0) order.push_back(key);
+    groups[key].push_back(&m);
+  }
+  if (order.empty()) {
+    return out + none("No size sweep in this document: `pcieval check --full` runs probe sweep_ce.") + "</section>\n";
+  }
+  out += "<div class=\"charts\">\n";
+  for (const auto& key : order) {
+    svg::Chart chart;
+    chart.title =
+        key.first + " " + std::string(to_string(key.second)) + " (" + std::string(direction_words(key.second)) + ")";
+    chart.x_label = "copy size";
+    chart.y_label = "GB/s (median, min-max)";
+    chart.x_format = svg::AxisFormat::kBytes;
+    chart.x_log2 = true;
+    std::map<std::string, std::size_t> series_index;
+    for (const Measurement* m : groups[key]) {
+      const std::string name = std::string(to_string(m->method)) + " " + std::string(to_string(m->host_memory)) + " " +
+                               std::string(to_string(m->aggregation));
+      const auto [it, inserted] = series_index.emplace(name, chart.series.size());
+      if (inserted) chart.series.push_back({name, {}, false});
+      svg::Point point;
+      point.x = static_cast<double>(m->size_bytes);
+      point.y = m->stats.median_gbps;
+      point.y_low = m->stats.min_gbps;
+      point.y_high = m->stats.max_gbps;
+      point.tooltip = svg::binary_size_text(point.x) + ": " + num(point.y, 2) + " GB/s (" +
+                      std::to_string(m->trials_gbps.size()) + " trials, " + num(m->stats.min_gbps, 2) + "-" +
+                      num(m->stats.max_gbps, 2) + ")";
+      chart.series[it->second].points.push_back(point);
+    }
+    for (svg::Series& series : chart.series) {
+      std::sort(series.points.begin(), series.points.end(),
+                [](const svg::Point& a, const svg::Point& b) { return a.x < b.x; });
+    }
+    const Measurement probe_like = *groups[key].front();
+    if (const BandwidthBudget* budget = budget_for(probe_like, budgets); budget != nullptr) {
+      chart.reference_y = budget->budget_gbps;
+      chart.reference_label = "budget " + num(budget->budget_gbps, 1) + " GB/s (" + budget->link + ")";
+    }
+    out += svg::render_chart(chart);
+  }
+  return out + "</div>\n</section>\n";
+}
+
+// ---- link samples ---------------------------------------------------------
+
+std::string samples_section(const Results& results) {
+  std::string out = section_open("samples", "Link state over time");
+  const std::vector<LinkSample>& samples = results.evidence.link_samples;
+  if (samples.empty()) {
+    return out + none("No link samples in this document: links are sampled while the probes copy.") + "</section>\n";
+  }
+  out +=
+      "<p class=\"meta\">Negotiated state of each port on a GPU's path while the probes ran; filled markers were "
+      "read under load, hollow ones idle.</p>\n<div class=\"charts\">\n";
+  std::vector<PciAddress> ports;
+  for (const LinkSample& sample : samples) {
+    if (std::find(ports.begin(), ports.end(), sample.port) == ports.end()) ports.push_back(sample.port);
+  }
+  for (const PciAddress& port : ports) {
+    svg::Chart speed;
+    speed.title = to_string(port) + " speed";
+    speed.y_label = "GT/s per lane";
+    svg::Chart width;
+    width.title = to_string(port) + " width";
+    width.y_label = "lanes";
+    for (svg::Chart* chart : {&speed, &width}) {
+      chart->x_label = "seconds since sampling started";
+      chart->x_format = svg::AxisFormat::kSeconds;
+    }
+    for (const SampleSource source : {SampleSource::kSysfs, SampleSource::kNvml}) {
+      svg::Series speed_series{std::string(to_string(source)), {}, true};
+      svg::Series width_series{std::string(to_string(source)), {}, true};
+      for (const LinkSample& sample : samples) {
+        if (sample.port != port || sample.source != source) continue;
+        const std::string when = num(sample.t_s, 2) + " s, " + (sample.under_load ? "under load" : "idle") + ": " +
+                                 state_text(sample.speed, sample.width);
+        if (sample.speed)
+          speed_series.points.push_back(
+              {sample.t_s, transfer_rate_gts(*sample.speed), std::nullopt, std::nullopt, sample.under_load, when});
+        if (sample.width)
+          width_series.points.push_back(
+              {sample.t_s, static_cast<double>(*sample.width), std::nullopt, std::nullopt, sample.under_load, when});
+      }
+      if (!speed_series.points.empty()) speed.series.push_back(std::move(speed_series));
+      if (!width_series.points.empty()) width.series.push_back(std::move(width_series));
+    }
+    out += svg::render_chart(speed) + svg::render_chart(width);
+  }
+  return out + "</div>\n</section>\n";
+}
+
+// ---- evidence -------------------------------------------------------------
+
+std::string path_table(const DeviceRecord& record) {
+  std::string out =
+      "<table class=\"path\">\n<thead><tr><th>link</th><th>position</th><th>downstream max</th><th>upstream "
+      "max</th><th>expected</th><th>negotiated</th></tr></thead>\n<tbody>\n";
+  for (const Link& link : record.path) {
+    const PortLinkReading& down = link.downstream_end;
+    const PortLinkReading& up = link.upstream_end;
+    out += "<tr><td class=\"mono\">" + escape(to_string(link.downstream)) + " &harr; " +
+           escape(to_string(link.upstream)) + "</td><td>" + escape(std::string(to_string(link.position))) +
+           "</td><td>" + state_text(known(down.max_speed), known(down.max_width)) + "</td><td>" +
+           state_text(known(up.max_speed), known(up.max_width)) + "</td><td>" + reading_text(link.expected()) +
+           "</td><td>" + reading_text(link.negotiated()) + "</td></tr>\n";
+  }
+  return out + "</tbody>\n</table>\n";
+}
+
+std::string finding(const Results& results, const Verdict& verdict, std::size_t index) {
+  const Evidence& evidence = results.evidence;
+  std::string out = "<article class=\"finding " + std::string(status_class(verdict.status)) + "\" id=\"finding-" +
+                    std::to_string(index) + "\">\n<h3><span class=\"mono\">" + escape(verdict.subject) + "</span> " +
+                    status_span(verdict.status) + " <code>" + escape(std::string(to_string(verdict.code))) +
+                    "</code></h3>\n";
+  if (verdict.link) {
+    out += "<p><b>Link</b> <span class=\"mono\">" + escape(to_string(verdict.link->downstream)) + " &harr; " +
+           escape(to_string(verdict.link->upstream)) + "</span></p>\n";
+  }
+  out += "<p><b>Reason</b> " + escape(verdict.reason) + "</p>\n";
+  if (!verdict.remediation.empty()) out += "<p><b>Next step</b> " + escape(verdict.remediation) + "</p>\n";
+
+  const auto subject = parse_pci_address(verdict.subject);
+  const DeviceRecord* device = subject ? find_device(evidence, subject.value()) : nullptr;
+  if (device != nullptr && !device->path.empty()) out += path_table(*device);
+  std::string measured;
+  for (const Measurement& m : evidence.measurements) {
+    if (m.subject != verdict.subject || m.probe == kSweepProbe) continue;
+    measured += "<li><code>" + escape(m.probe) + "</code> " + escape(std::string(to_string(m.direction))) + " " +
+                num(m.stats.median_gbps, 2) + " GB/s median of " + std::to_string(m.trials_gbps.size()) +
+                " trials</li>\n";
+  }
+  if (!measured.empty()) out += "<p><b>Measured</b></p>\n<ul>\n" + measured + "</ul>\n";
+  std::string counted;
+  for (const CounterDelta& counter : evidence.counters) {
+    if (to_string(counter.device) != verdict.subject) continue;
+    counted += "<li><code>" + escape(counter.counter) + "</code> " + std::to_string(counter.before) + " &rarr; " +
+               std::to_string(counter.after) + "</li>\n";
+  }
+  if (!counted.empty()) out += "<p><b>Error counters before and after the probes</b></p>\n<ul>\n" + counted + "</ul>\n";
+  if (device != nullptr) {
+    for (const std::string& note : device->notes) out += "<p class=\"meta\">note: " + escape(note) + "</p>\n";
+  }
+  return out + "</article>\n";
+}
+
+std::string evidence_section(const Results& results) {
+  std::string out = section_open("evidence", "Evidence behind each verdict that is not a pass");
+  std::size_t index = 0;
+  for (const bool failing : {true, false}) {
+    for (const Verdict& verdict : results.verdicts) {
+      if (verdict.status == VerdictStatus::kPass || is_failing(verdict.status) != failing) continue;
+      out += finding(results, verdict, index++);
+    }
+  }
+  if (index == 0) out += none("Every verdict is a pass.");
+  return out + "</section>\n";
+}
+
+std::string notes_section(const Results& results) {
+  if (results.evidence.notes.empty()) return "";
+  std::string out = section_open("notes", "Notes") + "<ul>\n";
+  for (const std::string& note : results.evidence.notes) out += "<li>" + escape(note) + "</li>\n";
+  return out + "</ul>\n</section>\n";
+}
+
+}  // namespace
+
+std::string render_html(const Results& results, std::span<const BandwidthBudget> budgets) {
+  std::string word(to_string(results.overall));
+  std::string out =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      // Nothing is fetched: a report opened from a ticket must not call out,
+      // and had an escape been missed, no script could run either.
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>pcieval " +
+      escape(results.evidence.host.hostname) + ": " + word + "</title>\n<style>" + std::string(kStyle) +
+      "</style>\n</head>\n<body>\n<main>\n<h1>pcieval report: " + escape(results.evidence.host.hostname) + "</h1>\n";
+  out += verdict_section(results);
+  out += topology_section(results);
+  out += measurements_section(results, budgets);
+  out += curves_section(results, budgets);
+  out += samples_section(results);
+  out += evidence_section(results);
+  out += notes_section(results);
+  out += "</main>\n</body>\n</html>\n";
+  return out;
+}
+
+}  // namespace pcieval

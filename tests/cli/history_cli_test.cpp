@@ -1,0 +1,140 @@
+// `--history [DB]` and `pcieval history`: runs appended from check and
+// validate, listed newest first with their summaries, trends from real
+// measurements, the default path, and bad databases refused with exit 2 and
+// left untouched.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_runner.hpp"
+
+namespace pcieval::testing {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+class HistoryCli : public ScratchDirTest {};
+
+// HGX A100 fixtures (tests/fixtures/machines.py): one GPU trained at x8, and
+// the same board healthy.
+constexpr const char* kFailing = "hgx_a100_8gpu_gpu_x8";
+constexpr const char* kPassing = "hgx_a100_8gpu_gen4";
+
+TEST_F(HistoryCli, ChecksAreAppendedAndListedNewestFirstWithTheirSummaries) {
+  const std::string db = path("runs/history.sqlite");
+  const CliRun failing = run_pcieval("check " + fixture_args(kFailing) + " -q -o " + shell_quote(path("fail.json")) +
+                                     " --history " + shell_quote(db));
+  ASSERT_EQ(failing.exit_code, 1) << failing.err;
+  const CliRun passing = run_pcieval("check " + fixture_args(kPassing) + " -q --history=" + shell_quote(db));
+  ASSERT_EQ(passing.exit_code, 0) << passing.err;
+  // validate takes it too (as --history=DB: a bare value would be its RESULTS).
+  const CliRun validated =
+      run_pcieval("validate " + shell_quote(path("fail.json")) + " -q --history=" + shell_quote(db));
+  ASSERT_EQ(validated.exit_code, 1) << validated.err;
+
+  const std::string failing_summary = json::parse(slurp(path("fail.json")))["summary"];
+  const CliRun listed = run_pcieval("history --db " + shell_quote(db));
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_THAT(listed.out, HasSubstr(failing_summary));
+  EXPECT_THAT(listed.out, HasSubstr("pcieval pass:"));
+  // Newest first: the run ids, right-aligned under RUN, count down.
+  const auto row = [&](int id) { return listed.out.find("\n  " + std::to_string(id) + "  "); };
+  ASSERT_NE(row(1), std::string::npos) << listed.out;
+  EXPECT_LT(row(3), row(2)) << listed.out;
+  EXPECT_LT(row(2), row(1)) << listed.out;
+
+  const CliRun as_json = run_pcieval("history --db " + shell_quote(db) + " --json --limit 2");
+  ASSERT_EQ(as_json.exit_code, 0) << as_json.err;
+  const json document = json::parse(as_json.out);
+  ASSERT_EQ(document["runs"].size(), 2U);
+  EXPECT_EQ(document["runs"][0]["overall"], "fail");  // the validate run
+  EXPECT_EQ(document["runs"][0]["summary"], failing_summary);
+  EXPECT_EQ(document["runs"][1]["overall"], "pass");
+  EXPECT_TRUE(document["trends"].empty()) << "fixtures run no probe";
+}
+
+TEST_F(HistoryCli, TrendsFollowTheMeasurementsOfLiveRuns) {
+  // On this machine the probes run for real (the host ceiling at least).
+  const std::string db = path("history.sqlite");
+  for (int run = 0; run < 2; ++run) {
+    const CliRun checked =
+        run_pcieval("check -q -o " + shell_quote(path("live.json")) + " --history " + shell_quote(db));
+    ASSERT_NE(checked.exit_code, 2) << checked.err;
+  }
+  const json live = json::parse(slurp(path("live.json")));
+  if (live["measurements"].empty()) GTEST_SKIP() << "no probe measured anything on this machine";
+  const std::string subject = live["measurements"][0]["subject"];
+
+  const CliRun listed = run_pcieval("history --db " + shell_quote(db) + " --json --gpu " + shell_quote(subject));
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  const json document = json::parse(listed.out);
+  ASSERT_FALSE(document["trends"].empty());
+  const json& trend = document["trends"][0];
+  EXPECT_EQ(trend["subject"], subject);
+  ASSERT_EQ(trend["points"].size(), 2U);
+  // The newest point is the median the last run's document holds.
+  bool found = false;
+  for (const json& m : live["measurements"]) {
+    if (m["subject"] == subject && m["probe"] == trend["probe"] && m["direction"] == trend["direction"] &&
+        m["size_bytes"] == trend["size_bytes"]) {
+      EXPECT_DOUBLE_EQ(trend["last_gbps"].get<double>(), m["median_gbps"].get<double>());
+      found = true;
+    }
+  }
+  EXPECT_TRUE(found) << trend.dump();
+  const CliRun table = run_pcieval("history --db " + shell_quote(db));
+  EXPECT_THAT(table.out, HasSubstr("MEDIANS GB/s (oldest first)"));
+}
+
+TEST_F(HistoryCli, BareHistoryUsesXdgDataHomeThenHome) {
+  ::setenv("XDG_DATA_HOME", path("xdg").c_str(), 1);
+  CliRun checked = run_pcieval("check " + fixture_args(kPassing) + " -q --history");
+  ASSERT_EQ(checked.exit_code, 0) << checked.err;
+  EXPECT_TRUE(std::filesystem::exists(path("xdg/pcieval/history.sqlite")));
+  const CliRun listed = run_pcieval("history");
+  EXPECT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_THAT(listed.out, HasSubstr("pcieval pass:"));
+
+  ::unsetenv("XDG_DATA_HOME");
+  ::setenv("HOME", path("home").c_str(), 1);
+  checked = run_pcieval("check " + fixture_args(kPassing) + " -q --history");
+  ASSERT_EQ(checked.exit_code, 0) << checked.err;
+  EXPECT_TRUE(std::filesystem::exists(path("home/.local/share/pcieval/history.sqlite")));
+}
+
+TEST_F(HistoryCli, ANonSqliteFileIsExit2WithOneLineAndLeftUntouched) {
+  const std::string bad = path("results.json");
+  const std::string contents = "{\"this is\": \"not a database\"}\n";
+  write(bad, contents);
+  const CliRun listed = run_pcieval("history --db " + shell_quote(bad));
+  EXPECT_EQ(listed.exit_code, 2);
+  EXPECT_THAT(listed.err, StartsWith("pcieval: error: "));
+  EXPECT_THAT(listed.err, HasSubstr("not an SQLite database"));
+  EXPECT_EQ(line_count(listed.err), 1) << listed.err;
+
+  const CliRun checked = run_pcieval("check " + fixture_args(kPassing) + " -q --history " + shell_quote(bad));
+  EXPECT_EQ(checked.exit_code, 2);
+  EXPECT_EQ(line_count(checked.err), 1) << checked.err;
+  EXPECT_EQ(slurp(bad), contents);
+}
+
+TEST_F(HistoryCli, BadArgumentsAreUsageErrors) {
+  const CliRun missing = run_pcieval("history --db " + shell_quote(path("none.sqlite")));
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_THAT(missing.err, HasSubstr("no history database at"));
+  EXPECT_FALSE(std::filesystem::exists(path("none.sqlite")));
+
+  ASSERT_EQ(run_pcieval("check " + fixture_args(kPassing) + " -q --history " + shell_quote(path("h.sqlite"))).exit_code,
+            0);
+  const CliRun bad_gpu = run_pcieval("history --db " + shell_quote(path("h.sqlite")) + " --gpu not-an-address");
+  EXPECT_EQ(bad_gpu.exit_code, 2);
+  EXPECT_EQ(line_count(bad_gpu.err), 1) << bad_gpu.err;
+  EXPECT_EQ(run_pcieval("history --db " + shell_quote(path("h.sqlite")) + " --limit 0").exit_code, 2);
+}
+
+}  // namespace
+}  // namespace pcieval::testing
