@@ -1,0 +1,217 @@
+#include "fleet/fleet.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <utility>
+
+#include "model/link.hpp"
+
+namespace pcieval {
+namespace {
+
+std::string hex4(unsigned value) {
+  char text[8];
+  std::snprintf(text, sizeof text, "%04x", value & 0xffffu);
+  return text;
+}
+
+// The state the GPU's whole path should train to: the lowest of every hop's
+// expected state (the narrowest hop wins). "unknown" when any hop's
+// capability could not be read, so such GPUs never join a group of known ones.
+std::string expected_path_link(const DeviceRecord& device) {
+  if (device.path.empty()) return "unknown";
+  std::optional<LinkState> lowest;
+  for (const Link& link : device.path) {
+    const Reading<LinkState> expected = link.expected();
+    if (!expected) return "unknown";
+    lowest = lowest ? lower_of(*lowest, *expected) : *expected;
+  }
+  return to_string(*lowest);
+}
+
+bool is_fleet_probe(const Measurement& m) {
+  return (m.probe == "h2d_ce" || m.probe == "d2h_ce") && m.gpus.size() == 1 && m.aggregation == Aggregation::kAlone &&
+         m.method == CopyMethod::kCopyEngine;
+}
+
+std::string names_of(const std::vector<const FleetNode*>& nodes, std::size_t at_most) {
+  std::string text;
+  for (std::size_t i = 0; i < nodes.size() && i < at_most; ++i) text += (i ? ", " : "") + nodes[i]->host;
+  if (nodes.size() > at_most) text += ", +" + std::to_string(nodes.size() - at_most) + " more";
+  return text;
+}
+
+std::string fixed2(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f", value);
+  return text;
+}
+
+std::string summarize_fleet(const Fleet& fleet) {
+  std::vector<const FleetNode*> failed;
+  std::vector<const FleetNode*> inconclusive;
+  for (const FleetNode& node : fleet.nodes) {
+    if (node.overall == Overall::kFail) failed.push_back(&node);
+    if (node.overall == Overall::kInconclusive) inconclusive.push_back(&node);
+  }
+  const std::size_t passed = fleet.nodes.size() - failed.size() - inconclusive.size();
+  std::string text = "pcieval fleet " + std::string(to_string(fleet.overall)) + ": " +
+                     std::to_string(fleet.nodes.size()) + (fleet.nodes.size() == 1 ? " node, " : " nodes, ") +
+                     std::to_string(passed) + " pass";
+  if (!failed.empty()) text += ", " + std::to_string(failed.size()) + " fail (" + names_of(failed, 3) + ")";
+  if (!inconclusive.empty()) {
+    text += ", " + std::to_string(inconclusive.size()) + " inconclusive (" + names_of(inconclusive, 3) + ")";
+  }
+  if (!fleet.outliers.empty()) {
+    const FleetOutlier& first = fleet.outliers.front();
+    text += "; " + std::to_string(fleet.outliers.size()) + " outlier GPU" + (fleet.outliers.size() == 1 ? "" : "s") +
+            " (" + first.host + " " + first.gpu + " " + first.probe + " " + fixed2(first.median_gbps) +
+            " GB/s, group median " + fixed2(first.group_median_gbps) + ")";
+  }
+  return text;
+}
+
+}  // namespace
+
+int exit_code_severity(int exit_code) {
+  switch (exit_code) {
+    case kNodeExitPass:
+      return 0;
+    case kNodeExitInconclusive:
+      return 1;
+    case kNodeExitFail:
+      return 3;
+    default:
+      return 2;  // usage, or anything unknown
+  }
+}
+
+int worse_exit_code(int a, int b) { return exit_code_severity(b) > exit_code_severity(a) ? b : a; }
+
+int exit_code_of_overall(Overall overall) {
+  switch (overall) {
+    case Overall::kPass:
+      return kNodeExitPass;
+    case Overall::kFail:
+      return kNodeExitFail;
+    case Overall::kInconclusive:
+      return kNodeExitInconclusive;
+  }
+  return kNodeExitInconclusive;
+}
+
+FleetNode node_from_results(const Results& results, std::string source) {
+  FleetNode node;
+  node.host = results.evidence.host.hostname;
+  node.source = std::move(source);
+  node.has_results = true;
+  node.tool_version = results.tool.version;
+  node.overall = results.overall;
+  node.exit_code = exit_code_of_overall(results.overall);
+  node.reason = results.summary;
+  for (const Verdict& verdict : results.verdicts) {
+    if (verdict.status == VerdictStatus::kPass) continue;
+    node.verdicts.push_back(
+        FleetVerdict{verdict.subject, verdict.status, std::string(to_string(verdict.code)), verdict.reason});
+  }
+  for (const Measurement& m : results.evidence.measurements) {
+    if (!is_fleet_probe(m)) continue;
+    FleetGpuMeasurement gpu;
+    gpu.gpu = to_string(m.gpus.front());
+    gpu.probe = m.probe;
+    gpu.direction = m.direction;
+    gpu.median_gbps = m.stats.median_gbps;
+    if (const DeviceRecord* device = find_device(results.evidence, m.gpus.front())) {
+      gpu.device_id = hex4(device->function.vendor_id) + ":" + hex4(device->function.device_id);
+      gpu.model = device->nvml && device->nvml->name ? *device->nvml->name : gpu.device_id;
+      gpu.link = expected_path_link(*device);
+    } else {
+      // A measurement of a GPU the document does not list: its model is
+      // unknown, so it joins no group.
+      gpu.device_id = "unknown";
+      gpu.model = "unknown";
+      gpu.link = "unknown";
+    }
+    node.gpus.push_back(std::move(gpu));
+  }
+  return node;
+}
+
+FleetNode node_without_results(std::string host, std::string source, int exit_code, std::string reason) {
+  FleetNode node;
+  node.host = std::move(host);
+  node.source = std::move(source);
+  node.has_results = false;
+  node.overall = Overall::kInconclusive;
+  node.exit_code = exit_code;
+  node.reason = std::move(reason);
+  return node;
+}
+
+std::vector<FleetNode> deduplicate_hosts(std::vector<FleetInput> inputs, std::vector<std::string>& problems) {
+  std::map<std::string, FleetInput> kept;
+  for (FleetInput& input : inputs) {
+    // try_emplace moves `input` only when the host is new.
+    const std::string host = input.node.host;
+    auto [at, inserted] = kept.try_emplace(host, std::move(input));
+    if (inserted) continue;
+    FleetInput& other = at->second;
+    // Results beat no results; then the later document; then the later argument.
+    const auto rank = [](const FleetInput& i) { return std::make_tuple(i.node.has_results, i.written_s, i.order); };
+    const bool replace = rank(input) > rank(other);
+    const FleetInput& winner = replace ? input : other;
+    const FleetInput& loser = replace ? other : input;
+    problems.push_back("duplicate host " + host + ": " + loser.node.source + " and " + winner.node.source + "; kept " +
+                       winner.node.source +
+                       (winner.node.has_results != loser.node.has_results ? " (the readable one)"
+                        : winner.written_s != loser.written_s             ? " (written later)"
+                                                                          : " (given later)"));
+    if (replace) other = std::move(input);
+  }
+  std::vector<FleetNode> nodes;
+  nodes.reserve(kept.size());
+  for (auto& [host, input] : kept) nodes.push_back(std::move(input.node));
+  return nodes;
+}
+
+double median_of(std::vector<double>& values) {
+  if (values.empty()) return 0;
+  const std::size_t mid = values.size() / 2;
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
+  const double upper = values[mid];
+  if (values.size() % 2 == 1) return upper;
+  const double lower = *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid));
+  return (lower + upper) / 2;
+}
+
+Fleet build_fleet(std::vector<FleetNode> nodes, std::vector<std::string> problems, std::string launch, ToolInfo tool,
+                  const OutlierRule& rule) {
+  Fleet fleet;
+  fleet.tool = std::move(tool);
+  fleet.launch = std::move(launch);
+  fleet.rule = rule;
+  std::stable_sort(nodes.begin(), nodes.end(), [](const FleetNode& a, const FleetNode& b) { return a.host < b.host; });
+  fleet.nodes = std::move(nodes);
+  fleet.problems = std::move(problems);
+  find_outliers(fleet.nodes, rule, fleet.groups, fleet.outliers);
+  fleet.overall = Overall::kPass;
+  fleet.exit_code = kNodeExitPass;
+  for (const FleetNode& node : fleet.nodes) {
+    if (node.overall == Overall::kFail) {
+      fleet.overall = Overall::kFail;
+    } else if (node.overall == Overall::kInconclusive && fleet.overall == Overall::kPass) {
+      fleet.overall = Overall::kInconclusive;
+    }
+    fleet.exit_code = worse_exit_code(fleet.exit_code, node.exit_code);
+  }
+  // A fleet of no node judged nothing: never a pass.
+  if (fleet.nodes.empty()) {
+    fleet.overall = Overall::kInconclusive;
+    fleet.exit_code = worse_exit_code(fleet.exit_code, kNodeExitInconclusive);
+  }
+  fleet.summary = summarize_fleet(fleet);
+  return fleet;
+}
+
+}  // namespace pcieval

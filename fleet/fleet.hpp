@@ -1,0 +1,172 @@
+// The fleet document in memory: one entry per node (its overall verdict, the
+// one-line reason and the copy-engine medians of its GPUs) and the GPUs that
+// sit far below their peers across the fleet. Built the same way from results
+// files (`pcieval fleet merge`) and from documents gathered over MPI.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/measurement.hpp"
+#include "model/results.hpp"
+#include "model/verdict.hpp"
+
+namespace pcieval {
+
+// Bump rules as for kResultsSchemaVersion: MAJOR when a field is removed,
+// renamed or changes meaning; MINOR when a field is added. Keep
+// results_schema/pcieval-fleet.schema.json in step.
+inline constexpr const char* kFleetSchemaVersion = "1.0.0";
+
+// DESIGN.md's exit codes, as a fleet document records them per node and for
+// the fleet (app/commands.hpp's ExitCode has the same values).
+inline constexpr int kNodeExitPass = 0;
+inline constexpr int kNodeExitFail = 1;
+inline constexpr int kNodeExitUsage = 2;  // the node's document could not be read or was never written
+inline constexpr int kNodeExitInconclusive = 3;
+
+// How bad an exit code is for the fleet: fail (1) > usage (2) > inconclusive
+// (3) > pass (0). A failing node is a known fault and outranks everything; an
+// input that could not be read outranks a node that could not judge, because
+// nothing at all is known of it. Unknown codes rank as usage.
+[[nodiscard]] int exit_code_severity(int exit_code);
+[[nodiscard]] int worse_exit_code(int a, int b);
+[[nodiscard]] int exit_code_of_overall(Overall overall);
+
+// One GPU's median from one of the per-GPU copy-engine probes (h2d_ce or
+// d2h_ce, aggregation "alone"): what the outlier rule compares across nodes.
+struct FleetGpuMeasurement {
+  std::string gpu;        // its address on its node, "0000:17:00.0"
+  std::string device_id;  // "10de:2330": the model key
+  std::string model;      // NVML's name when the node read it, else device_id
+  std::string link;       // the state its whole path should train to, "Gen5 x16"; "unknown" when unreadable
+  std::string probe;      // "h2d_ce"
+  Direction direction = Direction::kHostToDevice;
+  double median_gbps = 0;
+};
+
+// A verdict that is not a pass, kept so the fleet document says why a node
+// failed without the node's whole document.
+struct FleetVerdict {
+  std::string subject;
+  VerdictStatus status = VerdictStatus::kInconclusive;
+  std::string code;  // ReasonCode's name
+  std::string reason;
+};
+
+struct FleetNode {
+  std::string host;          // the node's name; unique in a fleet
+  std::string source;        // where its document came from: a file path, or "rank 3"
+  std::optional<int> rank;   // the MPI rank that ran it; nullopt for merged files
+  bool has_results = false;  // false: no readable results document (reason says why)
+  std::string tool_version;  // the pcieval that judged it; empty without results
+  Overall overall = Overall::kInconclusive;
+  int exit_code = kNodeExitInconclusive;
+  std::string reason;  // one line: the document's summary, or why there is none
+  std::vector<FleetVerdict> verdicts;
+  std::vector<FleetGpuMeasurement> gpus;
+};
+
+// The outlier rule. For every group of GPUs with the same device id, the same
+// expected path link state, probe and direction across the fleet: with m the
+// median of the group's medians and MAD the median absolute deviation from m,
+// a GPU is an outlier when its median is below m - k * 1.4826 * MAD (1.4826
+// scales the MAD to a standard deviation for normal data, so k = 3.5 is the
+// usual "modified z-score above 3.5" cut of Iglewicz and Hoaglin) AND below
+// max_fraction_of_median * m. The second test keeps a tight group (a MAD of
+// a few hundredths of a GB/s) from flagging noise; the first keeps a wide
+// one from flagging its own spread. Groups smaller than min_group_size are
+// not judged (the median and MAD of 4 values say too little): they are
+// listed with judged = false.
+struct OutlierRule {
+  double k = 3.5;
+  double max_fraction_of_median = 0.9;
+  std::size_t min_group_size = 5;
+};
+inline constexpr double kMadToSigma = 1.4826;
+
+struct FleetGroup {
+  std::string device_id;
+  std::string model;
+  std::string link;
+  std::string probe;
+  Direction direction = Direction::kHostToDevice;
+  std::size_t gpus = 0;
+  double median_gbps = 0;
+  double mad_gbps = 0;
+  bool judged = false;
+  double threshold_gbps = 0;  // the lower of both cuts; meaningful when judged
+};
+
+struct FleetOutlier {
+  std::string host;
+  std::string gpu;
+  std::string device_id;
+  std::string model;
+  std::string link;
+  std::string probe;
+  Direction direction = Direction::kHostToDevice;
+  double median_gbps = 0;
+  double group_median_gbps = 0;
+  double mad_gbps = 0;
+  double threshold_gbps = 0;
+  std::size_t group_gpus = 0;
+};
+
+struct Fleet {
+  ToolInfo tool;
+  std::string launch;  // "merge" or "mpi"
+  OutlierRule rule;
+  std::vector<FleetNode> nodes;  // ordered by host
+  std::vector<FleetGroup> groups;
+  std::vector<FleetOutlier> outliers;
+  // Inputs that could not be read and duplicate hosts, one line each.
+  std::vector<std::string> problems;
+  Overall overall = Overall::kPass;
+  int exit_code = kNodeExitPass;
+  std::string summary;  // one line
+};
+
+// The node entry of one results document: its host, overall, summary, the
+// verdicts that are not a pass, and the median of every per-GPU h2d_ce and
+// d2h_ce measurement taken alone, with the GPU's model and expected link.
+[[nodiscard]] FleetNode node_from_results(const Results& results, std::string source);
+
+// A node without a usable results document: inconclusive, exit code
+// `exit_code` (kNodeExitUsage for an unreadable file or a check that errored,
+// kNodeExitInconclusive for a rank that timed out), `reason` saying why.
+[[nodiscard]] FleetNode node_without_results(std::string host, std::string source, int exit_code, std::string reason);
+
+// One input of a merge: a node and when its document was written (the file's
+// modification time, seconds since the epoch), which decides between two
+// documents of the same host.
+struct FleetInput {
+  FleetNode node;
+  double written_s = 0;
+  std::size_t order = 0;  // position on the command line
+};
+
+// Keeps one node per host: of two inputs with the same host the one written
+// later wins (the later on the command line on a tie), and a problem line
+// names both sources and the one kept. Nodes without results never replace a
+// node with results of the same host. Returns the kept nodes, ordered by host.
+[[nodiscard]] std::vector<FleetNode> deduplicate_hosts(std::vector<FleetInput> inputs,
+                                                       std::vector<std::string>& problems);
+
+// Median of `values` (the mean of the middle two for an even count); 0 when
+// empty. Reorders `values`.
+[[nodiscard]] double median_of(std::vector<double>& values);
+
+// The groups and outliers of `nodes` under `rule` (fleet/outliers.cpp).
+void find_outliers(const std::vector<FleetNode>& nodes, const OutlierRule& rule, std::vector<FleetGroup>& groups,
+                   std::vector<FleetOutlier>& outliers);
+
+// The whole fleet: nodes as given (ordered by host), groups, outliers, the
+// worst exit code and overall, and the summary line.
+[[nodiscard]] Fleet build_fleet(std::vector<FleetNode> nodes, std::vector<std::string> problems, std::string launch,
+                                ToolInfo tool, const OutlierRule& rule = {});
+
+}  // namespace pcieval

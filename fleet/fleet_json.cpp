@@ -1,0 +1,274 @@
+#include "fleet/fleet_json.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "report/input_file.hpp"
+// The field-by-field reader of report/ documents; the fleet document is one
+// of pcieval's documents and is read with the same strictness.
+#include "report/json_document.hpp"
+
+namespace pcieval {
+namespace {
+
+using Json = nlohmann::ordered_json;
+using json_document::DocumentReader;
+using json_document::Node;
+
+constexpr std::string_view kKind = "pcieval-fleet";
+constexpr std::array kOveralls = {Overall::kPass, Overall::kFail, Overall::kInconclusive};
+constexpr std::array kDirections = {Direction::kHostToDevice, Direction::kDeviceToHost, Direction::kHostToHost};
+constexpr std::array kStatuses = {VerdictStatus::kPass,         VerdictStatus::kLinkDowngraded,
+                                  VerdictStatus::kBandwidthLow, VerdictStatus::kLinkErrors,
+                                  VerdictStatus::kMissing,      VerdictStatus::kInconclusive};
+
+Json node_json(const FleetNode& node) {
+  Json verdicts = Json::array();
+  for (const FleetVerdict& v : node.verdicts) {
+    verdicts.push_back(
+        {{"subject", v.subject}, {"status", to_string(v.status)}, {"code", v.code}, {"reason", v.reason}});
+  }
+  Json gpus = Json::array();
+  for (const FleetGpuMeasurement& g : node.gpus) {
+    gpus.push_back({{"gpu", g.gpu},
+                    {"device_id", g.device_id},
+                    {"model", g.model},
+                    {"link", g.link},
+                    {"probe", g.probe},
+                    {"direction", to_string(g.direction)},
+                    {"median_gbps", g.median_gbps}});
+  }
+  return Json{{"host", node.host},
+              {"source", node.source},
+              {"rank", node.rank ? Json(*node.rank) : Json(nullptr)},
+              {"has_results", node.has_results},
+              {"tool_version", node.has_results ? Json(node.tool_version) : Json(nullptr)},
+              {"overall", to_string(node.overall)},
+              {"exit_code", node.exit_code},
+              {"reason", node.reason},
+              {"verdicts", std::move(verdicts)},
+              {"gpus", std::move(gpus)}};
+}
+
+int exit_code(DocumentReader& in, const Node& node) {
+  const std::int64_t code = in.integer(node, 0, 3);
+  return static_cast<int>(code);
+}
+
+std::size_t size(DocumentReader& in, const Node& node) {
+  return static_cast<std::size_t>(in.integer(node, 0, std::numeric_limits<std::int32_t>::max()));
+}
+
+double non_negative(DocumentReader& in, const Node& node) {
+  const double value = in.number(node);
+  if (in.ok() && value < 0) in.fail(node, "expected a number >= 0, got " + node.json->dump());
+  return value;
+}
+
+void check_version(DocumentReader& in, const Node& node) {
+  const std::string version = in.text(node);
+  if (!in.ok()) return;
+  int major = -1;
+  const auto [end, error] = std::from_chars(version.data(), version.data() + version.size(), major);
+  // MAJOR.MINOR.PATCH with a major of 1; later minors add fields, ignored here.
+  const bool shaped = error == std::errc{} && end != version.data() && *end == '.' &&
+                      std::count(version.begin(), version.end(), '.') == 2;
+  if (!shaped) {
+    in.fail(node, json_document::quote(version) + " is not a schema version MAJOR.MINOR.PATCH");
+  } else if (major != 1) {
+    in.fail(node, "fleet schema version " + version + " is not supported: this pcieval reads 1.x (it writes " +
+                      kFleetSchemaVersion + ")");
+  }
+}
+
+FleetNode read_node(DocumentReader& in, const Node& node) {
+  FleetNode n;
+  n.host = in.text(in.member(node, "host"));
+  n.source = in.text(in.member(node, "source"));
+  const auto rank = in.integer_or_null(in.member(node, "rank"), 0, std::numeric_limits<std::int32_t>::max());
+  if (rank) n.rank = static_cast<int>(*rank);
+  n.has_results = in.boolean(in.member(node, "has_results"));
+  n.tool_version = in.text_or_null(in.member(node, "tool_version")).value_or("");
+  n.overall = in.one_of(in.member(node, "overall"), kOveralls);
+  n.exit_code = exit_code(in, in.member(node, "exit_code"));
+  n.reason = in.text(in.member(node, "reason"));
+  for (const Node& v : in.items(in.member(node, "verdicts"))) {
+    n.verdicts.push_back(FleetVerdict{in.text(in.member(v, "subject")), in.one_of(in.member(v, "status"), kStatuses),
+                                      in.text(in.member(v, "code")), in.text(in.member(v, "reason"))});
+  }
+  for (const Node& g : in.items(in.member(node, "gpus"))) {
+    FleetGpuMeasurement gpu;
+    gpu.gpu = in.text(in.member(g, "gpu"));
+    gpu.device_id = in.text(in.member(g, "device_id"));
+    gpu.model = in.text(in.member(g, "model"));
+    gpu.link = in.text(in.member(g, "link"));
+    gpu.probe = in.text(in.member(g, "probe"));
+    gpu.direction = in.one_of(in.member(g, "direction"), kDirections);
+    gpu.median_gbps = non_negative(in, in.member(g, "median_gbps"));
+    n.gpus.push_back(std::move(gpu));
+  }
+  return n;
+}
+
+Fleet read_fleet(DocumentReader& in, const Node& root) {
+  Fleet fleet;
+  if (!root.json->is_object()) {
+    in.fail(root, "expected an object (a pcieval fleet document)");
+    return fleet;
+  }
+  const Node kind = in.member(root, "kind");
+  if (in.ok() && in.text(kind) != kKind) {
+    in.fail(kind, "expected \"pcieval-fleet\": not a pcieval fleet document");
+    return fleet;
+  }
+  check_version(in, in.member(root, "schema_version"));
+  const Node tool = in.member(root, "tool");
+  fleet.tool.name = in.text(in.member(tool, "name"));
+  fleet.tool.version = in.text(in.member(tool, "version"));
+  fleet.launch = in.text(in.member(root, "launch"));
+  if (in.ok() && fleet.launch != "merge" && fleet.launch != "mpi") {
+    in.fail(in.member(root, "launch"), "expected \"merge\" or \"mpi\"");
+  }
+  const Node rule = in.member(root, "outlier_rule");
+  fleet.rule.k = non_negative(in, in.member(rule, "k"));
+  fleet.rule.max_fraction_of_median = non_negative(in, in.member(rule, "max_fraction_of_group_median"));
+  fleet.rule.min_group_size = size(in, in.member(rule, "min_group_size"));
+  for (const Node& node : in.items(in.member(root, "nodes"))) fleet.nodes.push_back(read_node(in, node));
+  for (const Node& g : in.items(in.member(root, "groups"))) {
+    FleetGroup group;
+    group.device_id = in.text(in.member(g, "device_id"));
+    group.model = in.text(in.member(g, "model"));
+    group.link = in.text(in.member(g, "link"));
+    group.probe = in.text(in.member(g, "probe"));
+    group.direction = in.one_of(in.member(g, "direction"), kDirections);
+    group.gpus = size(in, in.member(g, "gpus"));
+    group.median_gbps = non_negative(in, in.member(g, "median_gbps"));
+    group.mad_gbps = non_negative(in, in.member(g, "mad_gbps"));
+    group.judged = in.boolean(in.member(g, "judged"));
+    group.threshold_gbps = in.number_or_null(in.member(g, "threshold_gbps")).value_or(0);
+    fleet.groups.push_back(std::move(group));
+  }
+  for (const Node& o : in.items(in.member(root, "outliers"))) {
+    FleetOutlier outlier;
+    outlier.host = in.text(in.member(o, "host"));
+    outlier.gpu = in.text(in.member(o, "gpu"));
+    outlier.device_id = in.text(in.member(o, "device_id"));
+    outlier.model = in.text(in.member(o, "model"));
+    outlier.link = in.text(in.member(o, "link"));
+    outlier.probe = in.text(in.member(o, "probe"));
+    outlier.direction = in.one_of(in.member(o, "direction"), kDirections);
+    outlier.median_gbps = non_negative(in, in.member(o, "median_gbps"));
+    outlier.group_median_gbps = non_negative(in, in.member(o, "group_median_gbps"));
+    outlier.mad_gbps = non_negative(in, in.member(o, "mad_gbps"));
+    outlier.threshold_gbps = in.number(in.member(o, "threshold_gbps"));
+    outlier.group_gpus = size(in, in.member(o, "group_gpus"));
+    fleet.outliers.push_back(std::move(outlier));
+  }
+  fleet.problems = in.strings(in.member(root, "problems"));
+  fleet.overall = in.one_of(in.member(root, "overall"), kOveralls);
+  fleet.exit_code = exit_code(in, in.member(root, "exit_code"));
+  fleet.summary = in.text(in.member(root, "summary"));
+  return fleet;
+}
+
+}  // namespace
+
+std::string fleet_to_json(const Fleet& fleet) {
+  Json groups = Json::array();
+  for (const FleetGroup& g : fleet.groups) {
+    groups.push_back({{"device_id", g.device_id},
+                      {"model", g.model},
+                      {"link", g.link},
+                      {"probe", g.probe},
+                      {"direction", to_string(g.direction)},
+                      {"gpus", g.gpus},
+                      {"median_gbps", g.median_gbps},
+                      {"mad_gbps", g.mad_gbps},
+                      {"judged", g.judged},
+                      {"threshold_gbps", g.judged ? Json(g.threshold_gbps) : Json(nullptr)}});
+  }
+  Json outliers = Json::array();
+  for (const FleetOutlier& o : fleet.outliers) {
+    outliers.push_back({{"host", o.host},
+                        {"gpu", o.gpu},
+                        {"device_id", o.device_id},
+                        {"model", o.model},
+                        {"link", o.link},
+                        {"probe", o.probe},
+                        {"direction", to_string(o.direction)},
+                        {"median_gbps", o.median_gbps},
+                        {"group_median_gbps", o.group_median_gbps},
+                        {"mad_gbps", o.mad_gbps},
+                        {"threshold_gbps", o.threshold_gbps},
+                        {"group_gpus", o.group_gpus}});
+  }
+  const Json document{{"kind", kKind},
+                      {"schema_version", kFleetSchemaVersion},
+                      {"tool", {{"name", fleet.tool.name}, {"version", fleet.tool.version}}},
+                      {"launch", fleet.launch},
+                      {"outlier_rule",
+                       {{"k", fleet.rule.k},
+                        {"mad_scale", kMadToSigma},
+                        {"max_fraction_of_group_median", fleet.rule.max_fraction_of_median},
+                        {"min_group_size", fleet.rule.min_group_size},
+                        {"probes", {"h2d_ce", "d2h_ce"}}}},
+                      {"nodes", Json::array()},
+                      {"groups", std::move(groups)},
+                      {"outliers", std::move(outliers)},
+                      {"problems", fleet.problems},
+                      {"overall", to_string(fleet.overall)},
+                      {"exit_code", fleet.exit_code},
+                      {"summary", fleet.summary}};
+  std::string text = document.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+  if (fleet.nodes.empty()) return text;
+  // The nodes are most of a large fleet's document: rendered one at a time
+  // and spliced in, so only one node's JSON tree exists at once (the whole
+  // tree of 10,000 nodes would triple the peak memory of a merge). The text
+  // is what dump() of the whole tree gives: each node indented two levels.
+  std::string nodes = "[\n";
+  for (std::size_t i = 0; i < fleet.nodes.size(); ++i) {
+    const std::string one = node_json(fleet.nodes[i]).dump(2, ' ', false, Json::error_handler_t::replace);
+    nodes += "    ";
+    for (const char c : one) {
+      nodes += c;
+      if (c == '\n') nodes += "    ";
+    }
+    nodes += i + 1 < fleet.nodes.size() ? ",\n" : "\n";
+  }
+  nodes += "  ]";
+  // Unique: the only member at the root's indentation whose value is an empty array named "nodes".
+  constexpr std::string_view kPlaceholder = "\n  \"nodes\": [],\n";
+  const std::size_t at = text.find(kPlaceholder);
+  text.replace(at + 12, 2, nodes);
+  return text;
+}
+
+Result<Fleet> fleet_from_json(std::string_view text, std::string_view source_name) {
+  try {
+    auto document = json_document::parse(text, source_name);
+    if (!document) return document.error();
+    DocumentReader in(source_name);
+    Fleet fleet = read_fleet(in, Node{&document.value(), ""});
+    if (!in.ok()) return in.error();
+    return fleet;
+  } catch (const std::exception& e) {
+    return make_error(std::string(source_name) + ": cannot read the fleet document: " + e.what());
+  } catch (...) {
+    return make_error(std::string(source_name) + ": cannot read the fleet document");
+  }
+}
+
+Result<Fleet> read_fleet_file(const std::string& path) {
+  // A fleet of 10,000 nodes with 8 GPUs each is about 20 MB; the cap only
+  // stops /dev/zero.
+  constexpr std::size_t kMaxFleetBytes = std::size_t{1} << 30;
+  auto text = read_input_file(path, kMaxFleetBytes, "a pcieval fleet document");
+  if (!text) return text.error();
+  return fleet_from_json(text.value(), path == "-" ? "stdin" : path);
+}
+
+}  // namespace pcieval
