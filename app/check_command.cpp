@@ -6,7 +6,9 @@
 #include "app/commands.hpp"
 #include "model/results.hpp"
 #include "report/atomic_file.hpp"
+#include "report/html.hpp"
 #include "report/junit.hpp"
+#include "report/profile_json.hpp"
 #include "report/prometheus.hpp"
 #include "report/results_json.hpp"
 #include "report/results_reader.hpp"
@@ -17,6 +19,7 @@
 #include "validate/error_rules.hpp"
 #include "validate/link_rules.hpp"
 #include "validate/probe_rules.hpp"
+#include "validate/thresholds.hpp"
 
 namespace pcieval::app {
 
@@ -31,28 +34,6 @@ int exit_code_of(Overall overall) {
   }
   return kExitInconclusive;
 }
-
-namespace {
-
-// The link budget each per-GPU measurement is shown beside: the budget, in the
-// measurement's direction, of the state the GPU's whole path should train to.
-// Group and host measurements have none.
-std::vector<BandwidthBudget> budgets_of(const Evidence& evidence) {
-  std::vector<BandwidthBudget> budgets;
-  for (const Measurement& m : evidence.measurements) {
-    if (m.gpus.size() != 1 || m.aggregation == Aggregation::kTotalOverWallTime) continue;
-    const auto already = std::find_if(budgets.begin(), budgets.end(), [&](const BandwidthBudget& b) {
-      return b.subject == m.subject && b.direction == m.direction;
-    });
-    if (already != budgets.end()) continue;
-    if (const auto budget = gpu_path_budget(evidence, m.gpus.front(), m.direction)) {
-      budgets.push_back(BandwidthBudget{m.subject, m.direction, to_string(budget->link), budget->budget_gbps});
-    }
-  }
-  return budgets;
-}
-
-}  // namespace
 
 DiscoveryOptions discovery_options(const SourceOptions& sources) {
   DiscoveryOptions options;
@@ -98,14 +79,19 @@ int run_check(const CheckOptions& options) {
 void judge(Results& results, const std::optional<int>& expected_gpus, const Evidence* baseline) {
   // Whatever produced the evidence, this pcieval wrote the judgement.
   results.tool = ToolInfo{"pcieval", PCIEVAL_VERSION};
+  const ThresholdProfile& profile = results.thresholds;
   LinkRuleOptions rules;
   rules.expected_gpus = expected_gpus;
   results.verdicts = judge_links(results.evidence, rules);
-  for (Verdict& verdict : judge_bandwidth(results.evidence, {})) results.verdicts.push_back(std::move(verdict));
-  for (Verdict& verdict : judge_error_counters(results.evidence, {})) results.verdicts.push_back(std::move(verdict));
+  for (Verdict& verdict : judge_bandwidth(results.evidence, profile)) results.verdicts.push_back(std::move(verdict));
+  for (Verdict& verdict : judge_error_counters(results.evidence, profile)) {
+    results.verdicts.push_back(std::move(verdict));
+  }
   for (Verdict& verdict : judge_probes(results.evidence)) results.verdicts.push_back(std::move(verdict));
   if (baseline != nullptr) {
-    for (Verdict& verdict : judge_against_baseline(results.evidence, *baseline, {})) {
+    pcieval::CompareOptions against_baseline;
+    against_baseline.max_drop_fraction = profile.defaults.baseline_max_drop_fraction;
+    for (Verdict& verdict : judge_against_baseline(results.evidence, *baseline, against_baseline)) {
       results.verdicts.push_back(std::move(verdict));
     }
   }
@@ -114,6 +100,20 @@ void judge(Results& results, const std::optional<int>& expected_gpus, const Evid
 }
 
 int judge_and_report(Results results, const JudgeOptions& options) {
+  // Without --profile, check and diagnose judge with the built-in profile
+  // and validate with the one its document was judged with.
+  if (options.profile_path) {
+    auto profile = read_profile_file(*options.profile_path);
+    if (!profile) {
+      print_error("--profile: " + profile.error().message);
+      return kExitUsage;
+    }
+    if (const Status valid = check_profile(profile.value()); !valid) {
+      print_error("--profile: " + *options.profile_path + ": " + valid.error().message);
+      return kExitUsage;
+    }
+    results.thresholds = std::move(profile).value();
+  }
   std::optional<Results> baseline;
   if (options.baseline_path) {
     auto read = read_results_file(*options.baseline_path);
@@ -124,11 +124,14 @@ int judge_and_report(Results results, const JudgeOptions& options) {
     baseline.emplace(std::move(read).value());
   }
   judge(results, options.expected_gpus, baseline ? &baseline->evidence : nullptr);
+  if (options.amend_verdicts) options.amend_verdicts(results);
 
+  // The link budget each per-GPU measurement is shown beside, in every output.
+  const std::vector<BandwidthBudget> budgets = path_budgets(results.evidence);
   const bool json_to_stdout = options.output_path && *options.output_path == "-";
   if (!options.quiet && !json_to_stdout) {
     for (const auto& note : results.evidence.notes) std::cout << "note: " << note << "\n";
-    std::cout << render_check_table(results, budgets_of(results.evidence));
+    std::cout << render_check_table(results, budgets);
   }
   // Every requested output is attempted even when one fails, so a full disk
   // for the JSON does not also cost the metrics; any failure is exit 2.
@@ -143,8 +146,10 @@ int judge_and_report(Results results, const JudgeOptions& options) {
     }
   };
   write(options.output_path, [&] { return results_to_json(results); });
-  write(options.prom_path, [&] { return render_prometheus(results, started_s, duration_s); });
+  write(options.prom_path, [&] { return render_prometheus(results, started_s, duration_s, budgets); });
   write(options.junit_path, [&] { return render_junit(results, "pcieval", started_s); });
+  write(options.html_path, [&] { return render_html(results, budgets); });
+  if (options.history_path && !append_history(*options.history_path, results, started_s)) all_written = false;
   if (!all_written) return kExitUsage;
   return exit_code_of(results.overall);
 }

@@ -3,12 +3,14 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "bench/probe.hpp"
 #include "model/results.hpp"
+#include "report/table.hpp"
 #include "topology/discover.hpp"
 
 namespace pcieval::app {
@@ -32,17 +34,27 @@ struct JudgeOptions {
   std::optional<std::string> output_path;  // -o FILE; "-" is stdout
   std::optional<std::string> prom_path;    // --prom FILE: node_exporter textfile
   std::optional<std::string> junit_path;   // --junit FILE
+  std::optional<std::string> html_path;    // --html FILE: the self-contained HTML report
   std::optional<int> expected_gpus;
   std::optional<std::string> baseline_path;  // --baseline FILE: a known-good results document of this node
+  std::optional<std::string> profile_path;   // --profile FILE: threshold profile (report/profile_json.hpp)
   bool quiet = false;                        // no table on stdout
+  // --history [DB]: append the run to this SQLite history; "" is the default
+  // path (default_history_path()).
+  std::optional<std::string> history_path;
   // When the command started: the Prometheus run timestamp and duration.
   std::chrono::system_clock::time_point started = std::chrono::system_clock::now();
+  // diagnose only: runs right after the rules judged the evidence, to add the
+  // verdicts only captured text gives (kernel log events) and the file:line
+  // each verdict rests on; it sets overall and summary again.
+  std::function<void(Results&)> amend_verdicts;
 };
 
 // Which probes check runs (--quick, --full, --no-probes).
 struct ProbeOptions {
   bool enabled = true;
-  RunConfig config;  // mode quick unless --full
+  RunConfig config;      // mode quick unless --full
+  bool progress = true;  // progress on stderr while probes run (off with --quiet)
 };
 
 struct CheckOptions {
@@ -58,6 +70,12 @@ struct ValidateOptions {
 
 struct DiagnoseOptions {
   std::vector<std::string> input_paths;  // captured text, merged in order; "-" is stdin
+  // --format NAME: read every input as this format (ingest/detect.hpp names)
+  // instead of detecting it from the content.
+  std::optional<std::string> format;
+  // --link LINK: the link the bandwidth tools' numbers are judged against
+  // ("gen4x16", "Gen5 x8", "16GT/s x16"; validate/stated_link_rules.hpp).
+  std::optional<std::string> link;
   JudgeOptions judge;
 };
 
@@ -90,9 +108,10 @@ void measure(Evidence& evidence, const ProbeOptions& options);
 // written).
 [[nodiscard]] int judge_and_report(Results results, const JudgeOptions& options);
 
-// Judges results.evidence with this pcieval's rules, replacing any verdicts,
-// overall and summary it carries, and stamps this pcieval as the tool.
-// With a baseline, medians more than 10% below it are bandwidth_low too.
+// Judges results.evidence with this pcieval's rules and results.thresholds,
+// replacing any verdicts, overall and summary it carries, and stamps this
+// pcieval as the tool. With a baseline, medians more than the profile's
+// baseline_max_drop_fraction below it are bandwidth_low too.
 void judge(Results& results, const std::optional<int>& expected_gpus, const Evidence* baseline = nullptr);
 
 [[nodiscard]] int exit_code_of(Overall overall);
@@ -100,13 +119,96 @@ void judge(Results& results, const std::optional<int>& expected_gpus, const Evid
 struct CompareOptions {
   std::string before_path;
   std::string after_path;
+  std::optional<std::string> profile_path;  // --profile FILE: judge both with it
 };
 // `pcieval compare BEFORE AFTER`: exit 0 when AFTER passes and nothing got
 // worse, 1 when something got worse or AFTER fails, 3 when AFTER is
 // inconclusive and nothing got worse, 2 on unreadable input.
 [[nodiscard]] int run_compare(const CompareOptions& options);
 
+// `pcieval retrain BDF`: shows the port above the device, its link (sysfs and
+// config space) and the Retrain Link write it would make; with --apply (root
+// only) makes it, waits for the link and judges the devices below the port
+// before and after. Exit 0 when after passes and nothing got worse, 1 when it
+// fails, 2 on a bad or refused target (or --apply without root), 3 when the
+// link did not come back within the timeout or the write failed.
+struct RetrainCommandOptions {
+  std::string address;  // the device whose link is retrained, e.g. 0000:17:00.0
+  std::string sysfs_root = "/sys";
+  bool apply = false;
+  double timeout_s = 1.0;  // Linux's PCIE_LINK_RETRAIN_TIMEOUT_MS
+  ProbeOptions probes;     // quick probes, on the live machine only
+};
+[[nodiscard]] int run_retrain(const RetrainCommandOptions& options);
+
+// Run history (history_command.cpp).
+struct HistoryOptions {
+  std::string db_path;                 // "" is default_history_path()
+  std::optional<std::string> subject;  // --gpu BDF
+  std::optional<int> limit;            // --limit N: the newest N runs
+  bool json = false;
+};
+// `pcieval history`: the runs and per-GPU trends; 0, or 2 when the database
+// cannot be read.
+[[nodiscard]] int run_history(const HistoryOptions& options);
+// $XDG_DATA_HOME/pcieval/history.sqlite, else ~/.local/share/pcieval/history.sqlite;
+// empty when neither variable is set.
+[[nodiscard]] std::string default_history_path();
+// Appends a judged run to the history at `path` ("" for the default). An
+// error is printed and false returned; the database is then as it was.
+[[nodiscard]] bool append_history(const std::string& path, const Results& results, double started_s);
+
+// `pcieval report RESULTS.json`: renders the document as it stands (nothing
+// re-judged) to the files asked for, the table on stdout when none is or with
+// --table. 0 when everything asked for was written, 2 otherwise.
+struct ReportOptions {
+  std::string input_path;  // "-" is stdin
+  std::optional<std::string> html_path;
+  std::optional<std::string> prom_path;
+  std::optional<std::string> junit_path;
+  bool table = false;
+};
+[[nodiscard]] int run_report(const ReportOptions& options);
+// The budget each one-GPU measurement is shown beside: validate/'s budget, in
+// the measurement's direction, of the state the GPU's whole path should
+// train to. Group and host measurements have none.
+[[nodiscard]] std::vector<BandwidthBudget> path_budgets(const Evidence& evidence);
+
 // "pcieval: error: <message>" on stderr, one line.
 void print_error(const std::string& message);
+
+// `pcieval fleet merge FILE...` (fleet_command.cpp).
+struct FleetMergeOptions {
+  std::vector<std::string> input_paths;    // results documents, one per node
+  std::optional<std::string> output_path;  // -o FILE: the fleet document; "-" is stdout
+  bool quiet = false;                      // no table on stdout
+};
+// Reads every file (a bad one is a problem line and an inconclusive node with
+// exit code 2; the merge goes on), keeps one node per host, builds the fleet,
+// prints the table unless quiet, writes -o FILE. Returns the fleet's exit
+// code (fail 1 > usage 2 > inconclusive 3 > pass 0), 2 when -o was not written.
+[[nodiscard]] int run_fleet_merge(const FleetMergeOptions& options);
+
+// The fleet flags of check (mpi_fleet.cpp runs them; without MPI in the
+// build they are refused).
+struct FleetCheckOptions {
+  std::optional<std::string> output_path;  // --fleet-output FILE, written by rank 0
+  double timeout_s = 300;                  // --fleet-timeout: rank 0's wait for the other nodes
+  bool one_node_per_rank = false;          // --fleet-one-node-per-rank: tests and labs
+  [[nodiscard]] bool any_given() const { return output_path.has_value() || one_node_per_rank; }
+};
+
+}  // namespace pcieval::app
+
+namespace pcieval {
+struct Fleet;
+}
+
+namespace pcieval::app {
+
+// The tail of fleet merge and of an MPI fleet run: the table on stdout unless
+// quiet or the document goes to stdout, the fleet document to `output_path`.
+// Returns fleet.exit_code, or kExitUsage when the document was not written.
+[[nodiscard]] int tell_fleet(const Fleet& fleet, const std::optional<std::string>& output_path, bool quiet);
 
 }  // namespace pcieval::app

@@ -10,11 +10,15 @@ packages=(
   libhwloc-dev          # topology: GPU -> bridges -> root port, NUMA
   nlohmann-json3-dev    # results document
   libcli11-dev          # command line
+  libsqlite3-dev        # history: the run history database
+  libtinyxml2-dev       # ingest: nvidia-smi -q -x XML
+  libopenmpi-dev openmpi-bin  # fleet runs under mpirun/srun; tests/mpi runs mpirun -np 4
   libgtest-dev libgmock-dev libvalijson-dev  # tests, schema validation
   libbenchmark-dev      # Google Benchmark suites in bench/micro
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(hwloc-nox)  # lstopo-no-graphics, the reference in bench/
+  packages+=(time)       # GNU time -v: peak RSS in bench/fleet_merge_scale.sh
 fi
 if [[ "${1:-}" == "--test" ]]; then
   # The real consumer of --prom: tests/report/node_exporter_check.sh runs it on
@@ -22,6 +26,15 @@ if [[ "${1:-}" == "--test" ]]; then
   # `make run`: on a host with systemd the package also enables and starts its
   # own service on port 9100, which a GPU node should not get by surprise.
   packages+=(prometheus-node-exporter)
+  # The real consumer of --html: tests/report/chromium_check.py loads reports
+  # in headless Chromium (the test skips when it is absent).
+  packages+=(chromium)
+  # tests/contrib: shellcheck on contrib/'s scripts; PyYAML reads the
+  # Kubernetes Job. (systemd-analyze, from systemd, is used when present.)
+  packages+=(shellcheck python3-yaml)
+  # tests/fuzz: the parsers' libFuzzer harnesses need clang and its runtime
+  # (libFuzzer, ASan, UBSan).
+  packages+=(clang-14 libclang-rt-14-dev)
 fi
 
 missing=()
