@@ -181,6 +181,7 @@ void print_error(const std::string& message);
 struct FleetMergeOptions {
   std::vector<std::string> input_paths;    // results documents, one per node
   std::optional<std::string> output_path;  // -o FILE: the fleet document; "-" is stdout
+  std::optional<std::string> html_path;    // --html FILE: the fleet page
   bool quiet = false;                      // no table on stdout
 };
 // Reads every file (a bad one is a problem line and an inconclusive node with
@@ -193,9 +194,10 @@ struct FleetMergeOptions {
 // build they are refused).
 struct FleetCheckOptions {
   std::optional<std::string> output_path;  // --fleet-output FILE, written by rank 0
+  std::optional<std::string> html_path;    // --fleet-html FILE: the fleet page, written by rank 0
   double timeout_s = 300;                  // --fleet-timeout: rank 0's wait for the other nodes
   bool one_node_per_rank = false;          // --fleet-one-node-per-rank: tests and labs
-  [[nodiscard]] bool any_given() const { return output_path.has_value() || one_node_per_rank; }
+  [[nodiscard]] bool any_given() const { return output_path.has_value() || html_path.has_value() || one_node_per_rank; }
 };
 
 }  // namespace pcieval::app
@@ -207,8 +209,10 @@ struct Fleet;
 namespace pcieval::app {
 
 // The tail of fleet merge and of an MPI fleet run: the table on stdout unless
-// quiet or the document goes to stdout, the fleet document to `output_path`.
-// Returns fleet.exit_code, or kExitUsage when the document was not written.
-[[nodiscard]] int tell_fleet(const Fleet& fleet, const std::optional<std::string>& output_path, bool quiet);
+// quiet or the document goes to stdout, the fleet document to `output_path`,
+// the fleet page to `html_path` (both atomically; each is attempted when the
+// other fails). Returns fleet.exit_code, or kExitUsage when one was not written.
+[[nodiscard]] int tell_fleet(const Fleet& fleet, const std::optional<std::string>& output_path,
+                             const std::optional<std::string>& html_path, bool quiet);
 
 }  // namespace pcieval::app

@@ -7,6 +7,7 @@
 
 #include "app/commands.hpp"
 #include "fleet/fleet.hpp"
+#include "fleet/fleet_html.hpp"
 #include "fleet/fleet_json.hpp"
 #include "fleet/fleet_table.hpp"
 #include "report/atomic_file.hpp"
@@ -25,7 +26,8 @@ double modified_s(const std::string& path) {
 
 }  // namespace
 
-int tell_fleet(const Fleet& fleet, const std::optional<std::string>& output_path, bool quiet) {
+int tell_fleet(const Fleet& fleet, const std::optional<std::string>& output_path,
+               const std::optional<std::string>& html_path, bool quiet) {
   const bool json_to_stdout = output_path && *output_path == "-";
   if (!quiet && !json_to_stdout) {
     std::cout << render_fleet_table(fleet) << std::flush;
@@ -33,13 +35,20 @@ int tell_fleet(const Fleet& fleet, const std::optional<std::string>& output_path
     // The table would have listed them: without it, stderr does, one line each.
     for (const std::string& problem : fleet.problems) std::cerr << "pcieval: " << problem << "\n";
   }
+  bool all_written = true;
   if (output_path) {
     if (const Status written = write_file_atomically(*output_path, fleet_to_json(fleet)); !written) {
       print_error(written.error().message);
-      return kExitUsage;
+      all_written = false;
     }
   }
-  return fleet.exit_code;
+  if (html_path) {
+    if (const Status written = write_file_atomically(*html_path, render_fleet_html(fleet)); !written) {
+      print_error(written.error().message);
+      all_written = false;
+    }
+  }
+  return all_written ? fleet.exit_code : kExitUsage;
 }
 
 int run_fleet_merge(const FleetMergeOptions& options) {
@@ -66,7 +75,7 @@ int run_fleet_merge(const FleetMergeOptions& options) {
   }
   std::vector<FleetNode> nodes = deduplicate_hosts(std::move(inputs), problems);
   const Fleet fleet = build_fleet(std::move(nodes), std::move(problems), "merge", ToolInfo{"pcieval", PCIEVAL_VERSION});
-  return tell_fleet(fleet, options.output_path, options.quiet);
+  return tell_fleet(fleet, options.output_path, options.html_path, options.quiet);
 }
 
 }  // namespace pcieval::app

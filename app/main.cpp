@@ -76,6 +76,10 @@ void add_fleet_check_flags(CLI::App& command, pcieval::app::FleetCheckOptions& f
                   "Under mpirun/srun: rank 0 writes the fleet document (JSON) to FILE, atomically")
       ->type_name("FILE");
   command
+      .add_option("--fleet-html", fleet.html_path,
+                  "Under mpirun/srun: rank 0 writes the fleet page (self-contained HTML) to FILE, atomically")
+      ->type_name("FILE");
+  command
       .add_option("--fleet-timeout", fleet.timeout_s,
                   "Under mpirun/srun: seconds rank 0 waits, after its own check, for the other nodes (default 300)")
       ->type_name("S")
@@ -95,6 +99,8 @@ CLI::App* add_fleet_command(CLI::App& cli, pcieval::app::FleetMergeOptions& merg
       "node's code: 1 fail, 2 unreadable input, 3 inconclusive, 0 pass");
   merge_cmd->add_option("FILE", merge.input_paths, "Results documents, one per node")->type_name("FILE...")->required();
   merge_cmd->add_option("-o,--output", merge.output_path, "Write the fleet document (JSON) to FILE, atomically")
+      ->type_name("FILE");
+  merge_cmd->add_option("--html", merge.html_path, "Write the fleet page (self-contained HTML) to FILE, atomically")
       ->type_name("FILE");
   merge_cmd->add_flag("-q,--quiet", merge.quiet, "Print no table; the exit code and -o FILE carry the result");
   return merge_cmd;
@@ -140,8 +146,8 @@ int run_check_or_fleet(const pcieval::app::CheckOptions& check, const pcieval::a
   if (pcieval::app::launched_by_mpi()) return pcieval::app::run_fleet_check(check, fleet);
   if (fleet.any_given()) {
     pcieval::app::print_error(
-        "--fleet-output and --fleet-one-node-per-rank need an MPI launch (mpirun or srun); for results files "
-        "use 'pcieval fleet merge'");
+        "--fleet-output, --fleet-html and --fleet-one-node-per-rank need an MPI launch (mpirun or srun); for "
+        "results files use 'pcieval fleet merge'");
     return kExitUsage;
   }
 #else

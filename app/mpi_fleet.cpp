@@ -319,7 +319,7 @@ int run_fleet_check(const CheckOptions& check, const FleetCheckOptions& fleet) {
     all_answered = all_answered && slots[i].body_done;
   }
   const Fleet built = build_fleet(std::move(entries), {}, "mpi", ToolInfo{"pcieval", PCIEVAL_VERSION});
-  const int code = tell_fleet(built, fleet.output_path, check.judge.quiet);
+  const int code = tell_fleet(built, fleet.output_path, fleet.html_path, check.judge.quiet);
   if (!all_answered) mpi.abort(code);
   return share_exit_code(code);
 }

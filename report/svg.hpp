@@ -1,6 +1,7 @@
-// Internal to report/: markup escaping and small inline SVG line charts for
-// the HTML report. The charts are drawn here, in C++, so the report needs no
-// script and no library fetched from the network to show a curve.
+// Used by report/ and fleet/ only: markup escaping and small inline SVG line
+// charts for the HTML report (fleet/fleet_html.cpp escapes with it). The
+// charts are drawn here, in C++, so the report needs no script and no library
+// fetched from the network to show a curve.
 #pragma once
 
 #include <optional>

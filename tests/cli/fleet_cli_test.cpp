@@ -218,6 +218,46 @@ TEST_F(FleetMergeCli, UsageErrors) {
   EXPECT_THAT(run.err, HasSubstr("pcieval: error: "));
 }
 
+TEST_F(FleetMergeCli, HtmlWritesTheFleetPage) {
+  const nlohmann::json good = checked("hgx_a100_8gpu_gen4");
+  const nlohmann::json x8 = checked("hgx_a100_8gpu_gpu_x8");
+  std::vector<double> slow(8, 25.7);
+  slow[6] = 21.3;
+  const auto page = dir() / "fleet.html";
+  const auto fleet_path = dir() / "fleet.json";
+  // A hostname with markup (no slash: it names the node's file too).
+  const CliRun run = run_pcieval(
+      "fleet merge" +
+      files({node(good, "hgx-01"), node(good, "hgx-02", slow), node(x8, "hgx-03"), node(good, "<b>hgx-04")}) +
+      " -q -o " + shell_quote(fleet_path) + " --html " + shell_quote(page));
+  EXPECT_EQ(run.exit_code, 1) << run.err;  // the page changes nothing about the exit code
+  EXPECT_TRUE(run.out.empty()) << run.out;
+  EXPECT_TRUE(std::filesystem::exists(fleet_path));
+  const std::string html = slurp(page);
+  ASSERT_THAT(html, HasSubstr("<!DOCTYPE html>"));
+  EXPECT_THAT(html, HasSubstr("<div class=\"result-word\">FAIL</div>"));
+  EXPECT_THAT(html, HasSubstr("<b>4 nodes</b>: 3 pass, 1 fail, 0 inconclusive"));
+  EXPECT_THAT(html, HasSubstr("<td class=\"mono\">hgx-03</td><td><span class=\"status fail\">fail</span>"));
+  EXPECT_THAT(html, HasSubstr("<td class=\"mono\">0000:a3:00.0</td><td class=\"mono\">hgx-02</td>"));
+  EXPECT_THAT(html, HasSubstr("<svg class=\"strip\""));
+  EXPECT_THAT(html, HasSubstr("<td class=\"mono\">&lt;b&gt;hgx-04</td>"));
+  EXPECT_THAT(html, Not(HasSubstr("<b>hgx-04")));
+  // Written atomically: no fleet.html.tmp.* left beside it.
+  std::size_t entries = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir())) {
+    entries += entry.path().filename().string().starts_with("fleet.html") ? 1 : 0;
+  }
+  EXPECT_EQ(entries, 1u);
+
+  // An unwritable --html: the document is still written, and the exit is 2.
+  const auto other = dir() / "fleet2.json";
+  const CliRun bad = run_pcieval("fleet merge" + files({node(good, "hgx-01")}) + " -q -o " + shell_quote(other) +
+                                 " --html " + shell_quote(dir() / "no" / "such" / "f.html"));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("pcieval: error: "));
+  EXPECT_TRUE(std::filesystem::exists(other));
+}
+
 TEST_F(FleetMergeCli, FleetFlagsOfCheckNeedAnMpiLaunch) {
   const CliRun run =
       run_pcieval("check " + fixture_args("small_server_no_gpu") + " --fleet-output " + shell_quote(dir() / "f.json"));

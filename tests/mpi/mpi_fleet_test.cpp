@@ -116,10 +116,15 @@ TEST_F(MpiFleet, AllNodesPassExitsZero) {
   node(1, "small_server_no_gpu");
   node(2, "h100_pcie_gen5_in_gen4_slot");
   node(3, "dgx2_16gpu_plx_gen3");
-  const CliRun run = mpirun(4, "--fleet-one-node-per-rank -q" + fleet_output());
+  const CliRun run =
+      mpirun(4, "--fleet-one-node-per-rank -q" + fleet_output() + " --fleet-html " + shell_quote(dir_ / "fleet.html"));
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
   EXPECT_TRUE(run.out.empty()) << run.out;  // -q: no table
   EXPECT_EQ(fleet_document()["nodes"].size(), 4u);
+  // Rank 0 writes the fleet page beside the document.
+  const std::string page = slurp(dir_ / "fleet.html");
+  EXPECT_THAT(page, HasSubstr("<div class=\"result-word\">PASS</div>"));
+  EXPECT_THAT(page, HasSubstr("<b>4 nodes</b>: 4 pass, 0 fail, 0 inconclusive"));
 }
 
 TEST_F(MpiFleet, ANodeWhoseCheckErrorsIsInconclusiveWithExitTwo) {

@@ -16,6 +16,14 @@ error and an image fetched by URL), and must catch both: a check that cannot
 fail proves nothing.
 
   chromium_check.py PCIEVAL RENDER_SAMPLE_REPORT EXAMPLE_JSON [SCREENSHOT_OUT]
+  chromium_check.py --fleet PCIEVAL EXAMPLES_DIR FLEET_DOCS_PY
+
+--fleet checks the fleet page instead: bench/fleet_docs.py makes six node
+documents (GENERATED DATA) from the L40S example, one GPU slow, and
+`pcieval fleet merge ... --html` renders them with the downgraded H100
+example under a hostname that carries markup. The page must show its fleet
+verdict first, the node table, the outlier, the strip plot and keep the
+hostname as text.
 
 Exit 0 when every page passes, 1 on a failure, 77 (ctest's SKIP_RETURN_CODE)
 when no chromium is installed. SCREENSHOT_OUT, when given, receives the
@@ -42,6 +50,7 @@ FLAGS = [
     "--enable-logging=stderr", "--v=0", "--virtual-time-budget=3000",
 ]
 SECTIONS = ["verdict", "topology", "measurements", "curves", "samples", "evidence"]
+FLEET_SECTIONS = ["verdict", "nodes", "outliers", "small-groups", "problems", "medians"]
 
 
 def fail(message):
@@ -104,15 +113,19 @@ def check_clean(load, name):
         fail("%s: the page requested %s" % (name, ", ".join(sorted(set(load.requests)))))
 
 
-def check_structure(dom, name):
+def check_order(dom, name, sections):
     positions = []
-    for section in SECTIONS:
+    for section in sections:
         at = dom.find('<section id="%s"' % section)
         if at < 0:
             fail("%s: the rendered page has no section %s" % (name, section))
         positions.append(at)
     if positions != sorted(positions):
         fail("%s: sections out of order (verdict first): %s" % (name, positions))
+
+
+def check_structure(dom, name):
+    check_order(dom, name, SECTIONS)
     if 'class="result-word"' not in dom:
         fail("%s: no overall result word in the verdict section" % name)
     if '<ul class="tree">' not in dom:
@@ -138,7 +151,78 @@ def check_png(path):
     return size
 
 
+def self_test(browser, work):
+    """The checks must see a script error and a fetch when there are some."""
+    bad = os.path.join(work, "broken.html")
+    with open(bad, "w", encoding="utf-8") as f:
+        f.write('<!DOCTYPE html><html><head><meta charset="utf-8"><title>broken</title></head><body>'
+                '<img src="http://127.0.0.1:9/pixel.png"><script>not_defined_anywhere();</script></body></html>')
+    load = Load(browser, work, bad)
+    if not any("not_defined_anywhere" in line for line in load.console):
+        fail("self-test: the script error of a broken page was not seen in the console log")
+    if "http://127.0.0.1:9/pixel.png" not in load.requests:
+        fail("self-test: the image fetch of a broken page was not seen in the net log")
+    print("self-test: a script error and a network fetch are detected")
+
+
+def fleet_main(pcieval, examples, fleet_docs):
+    browser = find_chromium()
+    if browser is None:
+        print("SKIP: chromium not found (Debian: apt-get install chromium, or scripts/install-deps.sh --test)")
+        return 77
+    print(subprocess.run([browser, "--version"], capture_output=True, text=True).stdout.strip())
+    work = tempfile.mkdtemp(prefix="pcieval-chromium-fleet-")
+    try:
+        self_test(browser, work)
+        nodes = os.path.join(work, "nodes")
+        subprocess.run([sys.executable, fleet_docs, "--base", os.path.join(examples, "pass-1gpu-l40s-genoa.json"),
+                        "--out", nodes, "--count", "6", "--prefix", "l40s-", "--slow", "2:0:20.0"], check=True)
+        with open(os.path.join(examples, "fail-downgraded-h100-spr.json"), encoding="utf-8") as f:
+            hostile = json.load(f)
+        hostile["host"]["hostname"] = ("<script>document.title='pwned'</script>"
+                                       "<img src=\"http://127.0.0.1:9/host.png\">")
+        with open(os.path.join(nodes, "hostile.json"), "w", encoding="utf-8") as f:
+            json.dump(hostile, f)
+        page = os.path.join(work, "fleet.html")
+        inputs = sorted(os.path.join(nodes, name) for name in os.listdir(nodes))
+        run = subprocess.run([pcieval, "fleet", "merge"] + inputs + ["-q", "--html", page],
+                             capture_output=True, text=True)
+        if run.returncode != 1 or not os.path.exists(page):
+            fail("pcieval fleet merge --html exited %d (expected 1, a failing node): %s" % (run.returncode, run.stderr))
+        load = Load(browser, work, page)
+        check_clean(load, "fleet")
+        check_order(load.dom, "fleet", FLEET_SECTIONS)
+        dom = load.dom
+        for needle, what in (('<div class="result-word">FAIL</div>', "the fleet verdict word"),
+                             ("7 nodes</b>: 6 pass, 1 fail, 0 inconclusive", "the node counts"),
+                             ('<table id="node-table">', "the node table"),
+                             ('<table id="outlier-table">', "the outlier table"),
+                             ('<svg class="strip"', "a strip plot"),
+                             ('<circle class="dot outlier"', "the outlier's dot"),
+                             ('<line class="median"', "a group median"),
+                             ("&lt;script&gt;document.title", "the hostname's markup as text")):
+            if needle not in dom:
+                fail("fleet: no %s in the rendered page" % what)
+        nodes = dom[dom.find('<section id="nodes"'):dom.find('<section id="outliers"')]
+        if nodes.count('<tr><td class="mono">') != 7:
+            fail("fleet: the node table has %d rows, not 7" % nodes.count('<tr><td class="mono">'))
+        outliers = dom[dom.find('<section id="outliers"'):dom.find('<section id="small-groups"')]
+        if outliers.count('<td class="mono">l40s-2</td>') != 2:
+            fail("fleet: the slow GPU of l40s-2 is not the outlier of h2d_ce and d2h_ce")
+        for element in ("<script", "<img"):
+            if element in dom:
+                fail("fleet: the document's text became a %s> element" % element)
+        print("fleet: verdict, %d nodes, outlier and %d strip plot(s) rendered; markup stayed text" %
+              (7, dom.count('<svg class="strip"')))
+        print("PASS")
+        return 0
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main():
+    if len(sys.argv) == 5 and sys.argv[1] == "--fleet":
+        return fleet_main(*sys.argv[2:5])
     if len(sys.argv) not in (4, 5):
         print(__doc__, file=sys.stderr)
         return 2
@@ -153,17 +237,7 @@ def main():
 
     work = tempfile.mkdtemp(prefix="pcieval-chromium-")
     try:
-        # The checks must see a script error and a fetch when there are some.
-        bad = os.path.join(work, "broken.html")
-        with open(bad, "w", encoding="utf-8") as f:
-            f.write('<!DOCTYPE html><html><head><meta charset="utf-8"><title>broken</title></head><body>'
-                    '<img src="http://127.0.0.1:9/pixel.png"><script>not_defined_anywhere();</script></body></html>')
-        load = Load(browser, work, bad)
-        if not any("not_defined_anywhere" in line for line in load.console):
-            fail("self-test: the script error of a broken page was not seen in the console log")
-        if "http://127.0.0.1:9/pixel.png" not in load.requests:
-            fail("self-test: the image fetch of a broken page was not seen in the net log")
-        print("self-test: a script error and a network fetch are detected")
+        self_test(browser, work)
 
         # The real command on a real results document.
         report = os.path.join(work, "report.html")

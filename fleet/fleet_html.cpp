@@ -1,0 +1,401 @@
+#include "fleet/fleet_html.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "report/svg.hpp"
+
+namespace pcieval {
+namespace {
+
+using svg::escape;
+
+// The node page's look (report/html.cpp), so both read alike; colours say the
+// same as the words beside them.
+constexpr std::string_view kStyle = R"(
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:0;color:#1d232b;background:#f6f7f9}
+main{max-width:1180px;margin:0 auto;padding:16px 24px 48px}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 10px;border-bottom:1px solid #d5d9df;padding-bottom:4px}
+h3{font-size:15px;margin:14px 0 6px}
+.mono{font-family:"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:12.5px}
+#verdict{border-radius:8px;padding:16px 20px;border:2px solid;margin-top:8px}
+#verdict.pass{background:#e7f5ea;border-color:#1e7b34}#verdict.fail{background:#fbe9e9;border-color:#b3261e}
+#verdict.inconclusive{background:#fff4dc;border-color:#9a6700}
+.result-word{font-size:30px;font-weight:700;letter-spacing:.04em}
+.pass .result-word,.status.pass{color:#1e7b34}.fail .result-word,.status.fail{color:#b3261e}
+.inconclusive .result-word,.status.inconclusive{color:#9a6700}
+.summary{font-size:15px;margin:6px 0}.meta{color:#4a5561}
+.status{font-weight:600;white-space:nowrap}
+table{border-collapse:collapse;background:#fff;width:100%;margin:6px 0 10px;font-size:13px}
+.scroll{overflow-x:auto}
+th,td{border:1px solid #d5d9df;padding:3px 7px;text-align:left;vertical-align:top}
+th{background:#eef0f3;font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+svg.strip{width:760px;max-width:100%;height:auto;background:#fff;border:1px solid #d5d9df;border-radius:6px}
+svg .band{fill:#f6f7f9}svg .grid{stroke:#eceff2}svg .tick,svg .row-note{font-size:10.5px;fill:#4a5561}
+svg .row-label{font-size:12px;fill:#1d232b}svg .axis{font-size:11.5px;fill:#1d232b}
+svg .dot{fill:#0072b2;fill-opacity:.75}svg .dot.outlier{fill:#b3261e;fill-opacity:1}
+svg .median{stroke:#1d232b;stroke-width:2}svg .threshold{stroke:#b3261e;stroke-width:1.5;stroke-dasharray:4 3}
+.none{color:#4a5561;font-style:italic}
+)";
+
+std::string_view overall_class(Overall overall) {
+  switch (overall) {
+    case Overall::kPass:
+      return "pass";
+    case Overall::kFail:
+      return "fail";
+    case Overall::kInconclusive:
+      break;
+  }
+  return "inconclusive";
+}
+
+std::string num(double value, int decimals = 2) {
+  if (!std::isfinite(value)) return "-";
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+  return buffer;
+}
+
+std::string status_span(Overall overall) {
+  return "<span class=\"status " + std::string(overall_class(overall)) + "\">" + std::string(to_string(overall)) +
+         "</span>";
+}
+
+std::string section_open(std::string_view id, std::string_view title) {
+  return "<section id=\"" + std::string(id) + "\">\n<h2>" + std::string(title) + "</h2>\n";
+}
+
+std::string none(std::string_view sentence) { return "<p class=\"none\">" + std::string(sentence) + "</p>\n"; }
+
+std::string plural(std::size_t count, std::string_view word) {
+  return std::to_string(count) + " " + std::string(word) + (count == 1 ? "" : "s");
+}
+
+std::string_view exit_meaning(int exit_code) {
+  switch (exit_code) {
+    case kNodeExitPass:
+      return "every node passes";
+    case kNodeExitFail:
+      return "a node fails";
+    case kNodeExitUsage:
+      return "an input could not be read, or a node's check errored";
+    case kNodeExitInconclusive:
+      return "a node is inconclusive";
+    default:
+      return "unknown";
+  }
+}
+
+// The node's summary without its "pcieval <overall>: " prefix, as the table
+// prints it.
+std::string short_reason(const FleetNode& node) {
+  const std::string prefix = "pcieval " + std::string(to_string(node.overall)) + ": ";
+  return node.reason.starts_with(prefix) ? node.reason.substr(prefix.size()) : node.reason;
+}
+
+std::string direction_text(Direction direction) { return std::string(to_string(direction)); }
+
+// ---- verdict --------------------------------------------------------------
+
+std::string verdict_section(const Fleet& fleet) {
+  std::size_t pass = 0;
+  std::size_t fail = 0;
+  std::size_t inconclusive = 0;
+  std::vector<std::string> failing;
+  for (const FleetNode& node : fleet.nodes) {
+    switch (node.overall) {
+      case Overall::kPass:
+        ++pass;
+        break;
+      case Overall::kFail:
+        ++fail;
+        failing.push_back(node.host);
+        break;
+      case Overall::kInconclusive:
+        ++inconclusive;
+        break;
+    }
+  }
+  std::string word(to_string(fleet.overall));
+  std::transform(word.begin(), word.end(), word.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  std::string out = "<section id=\"verdict\" class=\"" + std::string(overall_class(fleet.overall)) +
+                    "\">\n<div class=\"result-word\">" + word + "</div>\n";
+  out += "<p class=\"summary\">" + escape(fleet.summary) + "</p>\n";
+  out += "<p class=\"meta\" id=\"node-counts\"><b>" + plural(fleet.nodes.size(), "node") +
+         "</b>: " + std::to_string(pass) + " pass, " + std::to_string(fail) + " fail, " + std::to_string(inconclusive) +
+         " inconclusive &middot; exit code <b>" + std::to_string(fleet.exit_code) + "</b> (" +
+         std::string(exit_meaning(fleet.exit_code)) + ") &middot; " + plural(fleet.outliers.size(), "outlier GPU") +
+         "</p>\n";
+  out += "<p class=\"meta\">launch " + escape(fleet.launch) + " &middot; " + escape(fleet.tool.name) + " " +
+         escape(fleet.tool.version) + "</p>\n</section>\n";
+  return out;
+}
+
+// ---- nodes ----------------------------------------------------------------
+
+std::string nodes_section(const Fleet& fleet) {
+  std::string out = section_open("nodes", "Nodes");
+  if (fleet.nodes.empty()) return out + none("No node in this fleet document.") + "</section>\n";
+  out +=
+      "<div class=\"scroll\"><table id=\"node-table\">\n<tr><th>host</th><th>overall</th><th>exit</th>"
+      "<th>reason</th><th>source</th></tr>\n";
+  for (const FleetNode& node : fleet.nodes) {
+    out += "<tr><td class=\"mono\">" + escape(node.host) + "</td><td>" + status_span(node.overall) +
+           "</td><td class=\"num\">" + std::to_string(node.exit_code) + "</td><td>" + escape(short_reason(node)) +
+           "</td><td class=\"mono\">" + escape(node.source) + "</td></tr>\n";
+  }
+  return out + "</table></div>\n</section>\n";
+}
+
+// ---- outliers -------------------------------------------------------------
+
+std::string rule_text(const OutlierRule& rule) {
+  return "An outlier's median is below the group median &minus; " + num(rule.k) + " &times; 1.4826 &times; MAD " +
+         "and below " + num(rule.max_fraction_of_median * 100, 0) +
+         " % of the group median; a group is one GPU model, expected link, probe and direction across the fleet, "
+         "judged from " +
+         std::to_string(rule.min_group_size) + " GPUs. Outliers do not change the exit code.";
+}
+
+std::string outliers_section(const Fleet& fleet) {
+  std::string out = section_open("outliers", "Outliers");
+  out += "<p class=\"meta\">" + rule_text(fleet.rule) + "</p>\n";
+  if (fleet.outliers.empty()) {
+    std::size_t compared = 0;
+    std::size_t judged = 0;
+    for (const FleetGroup& group : fleet.groups) {
+      if (!group.judged) continue;
+      ++judged;
+      compared += group.gpus;
+    }
+    return out +
+           none("No outlier: " + std::to_string(compared) + " GPU medians compared in " + plural(judged, "group") +
+                ".") +
+           "</section>\n";
+  }
+  out +=
+      "<div class=\"scroll\"><table id=\"outlier-table\">\n<tr><th>GPU</th><th>node</th><th>model</th><th>link</th>"
+      "<th>probe</th><th>direction</th><th>median GB/s</th><th>group median GB/s</th><th>threshold GB/s</th>"
+      "<th>group</th></tr>\n";
+  for (const FleetOutlier& o : fleet.outliers) {
+    out += "<tr><td class=\"mono\">" + escape(o.gpu) + "</td><td class=\"mono\">" + escape(o.host) + "</td><td>" +
+           escape(o.model) + "</td><td>" + escape(o.link) + "</td><td>" + escape(o.probe) + "</td><td>" +
+           direction_text(o.direction) + "</td><td class=\"num\"><b>" + num(o.median_gbps) +
+           "</b></td><td class=\"num\">" + num(o.group_median_gbps) + "</td><td class=\"num\">" +
+           num(o.threshold_gbps) + "</td><td class=\"num\">" + plural(o.group_gpus, "GPU") + "</td></tr>\n";
+  }
+  return out + "</table></div>\n</section>\n";
+}
+
+std::string small_groups_section(const Fleet& fleet) {
+  std::string out = section_open("small-groups", "Groups too small to judge");
+  std::string rows;
+  for (const FleetGroup& group : fleet.groups) {
+    if (group.judged) continue;
+    rows += "<tr><td>" + escape(group.model) + "</td><td class=\"mono\">" + escape(group.device_id) + "</td><td>" +
+            escape(group.link) + "</td><td>" + escape(group.probe) + "</td><td>" + direction_text(group.direction) +
+            "</td><td class=\"num\">" + plural(group.gpus, "GPU") + "</td><td class=\"num\">" + num(group.median_gbps) +
+            "</td></tr>\n";
+  }
+  if (rows.empty()) return out + none("Every group had enough GPUs to judge.") + "</section>\n";
+  out += "<p class=\"meta\">Fewer than " + plural(fleet.rule.min_group_size, "GPU") +
+         ": their median and MAD say too little, so no GPU of these is called an outlier.</p>\n";
+  out +=
+      "<div class=\"scroll\"><table id=\"small-group-table\">\n<tr><th>model</th><th>device id</th><th>link</th>"
+      "<th>probe</th><th>direction</th><th>GPUs</th><th>median GB/s</th></tr>\n" +
+      rows + "</table></div>\n";
+  return out + "</section>\n";
+}
+
+std::string problems_section(const Fleet& fleet) {
+  std::string out = section_open("problems", "Inputs not used");
+  if (fleet.problems.empty()) return out + none("Every input was read; no host appeared twice.") + "</section>\n";
+  out += "<ul id=\"problem-list\">\n";
+  for (const std::string& problem : fleet.problems) out += "<li class=\"mono\">" + escape(problem) + "</li>\n";
+  return out + "</ul>\n</section>\n";
+}
+
+// ---- strip plots ----------------------------------------------------------
+
+struct Dot {
+  const std::string* host = nullptr;
+  const std::string* gpu = nullptr;
+  double median_gbps = 0;
+  bool outlier = false;
+};
+
+using GroupKey = std::tuple<std::string, std::string, std::string, Direction>;  // device id, link, probe, direction
+
+constexpr double kWidth = 760;
+constexpr double kLeft = 170;
+constexpr double kRight = 24;
+constexpr double kTop = 12;
+constexpr double kRowHeight = 44;
+constexpr double kBottom = 40;
+
+// One SVG for one model and link: a row per probe and direction, each GPU's
+// median a dot (outliers red and larger), the group median a solid mark and,
+// when judged, the threshold dashed. Dots are spread over the row's height
+// in a fixed pattern so that equal medians stay countable.
+std::string strip_plot(const std::string& title, const std::vector<const FleetGroup*>& groups,
+                       const std::map<GroupKey, std::vector<Dot>>& dots) {
+  double lo = INFINITY;
+  double hi = -INFINITY;
+  const auto widen = [&](double v) {
+    if (!std::isfinite(v)) return;
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  };
+  static const std::vector<Dot> kNoDots;
+  const auto dots_of = [&](const FleetGroup& g) -> const std::vector<Dot>& {
+    const auto it = dots.find(GroupKey{g.device_id, g.link, g.probe, g.direction});
+    return it == dots.end() ? kNoDots : it->second;
+  };
+  for (const FleetGroup* g : groups) {
+    widen(g->median_gbps);
+    if (g->judged) widen(g->threshold_gbps);
+    for (const Dot& d : dots_of(*g)) widen(d.median_gbps);
+  }
+  if (!(lo <= hi)) {
+    lo = 0;
+    hi = 1;
+  }
+  // At least 10 % of the top value wide (1 GB/s at the least), so that a
+  // tight group's spread of a few hundredths looks as small as it is.
+  const double min_span = std::max(1.0, 0.1 * std::fabs(hi));
+  if (hi - lo < min_span) {
+    const double centre = (lo + hi) / 2;
+    lo = centre - min_span / 2;
+    hi = centre + min_span / 2;
+  }
+  const double pad = 0.06 * (hi - lo);
+  lo -= pad;
+  hi += pad;
+  const double plot_w = kWidth - kLeft - kRight;
+  const double height = kTop + kRowHeight * static_cast<double>(groups.size()) + kBottom;
+  const auto x_of = [&](double v) { return num(kLeft + (v - lo) / (hi - lo) * plot_w, 1); };
+
+  std::string out = "<svg class=\"strip\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " + num(kWidth, 0) + " " +
+                    num(height, 0) + "\" role=\"img\" aria-label=\"" + escape(title) + "\">\n";
+  const double plot_bottom = kTop + kRowHeight * static_cast<double>(groups.size());
+  // Ticks at 1, 2 or 5 times a power of ten, about five of them.
+  const double raw_step = (hi - lo) / 5;
+  const double magnitude = std::pow(10.0, std::floor(std::log10(raw_step)));
+  double step = 10 * magnitude;
+  for (const double factor : {1.0, 2.0, 5.0}) {
+    if (raw_step <= factor * magnitude) {
+      step = factor * magnitude;
+      break;
+    }
+  }
+  const int decimals = step >= 1 ? 0 : step >= 0.1 ? 1 : 2;
+  for (double v = std::ceil(lo / step) * step; v <= hi; v += step) {
+    const std::string x = x_of(v);
+    out += "<line class=\"grid\" x1=\"" + x + "\" y1=\"" + num(kTop, 0) + "\" x2=\"" + x + "\" y2=\"" +
+           num(plot_bottom, 0) + "\"/><text class=\"tick\" x=\"" + x + "\" y=\"" + num(plot_bottom + 14, 0) +
+           "\" text-anchor=\"middle\">" + num(v, decimals) + "</text>\n";
+  }
+  out += "<text class=\"axis\" x=\"" + num(kLeft + plot_w / 2, 0) + "\" y=\"" + num(plot_bottom + 32, 0) +
+         "\" text-anchor=\"middle\">median GB/s (1e9 B/s) of each GPU</text>\n";
+  for (std::size_t r = 0; r < groups.size(); ++r) {
+    const FleetGroup& g = *groups[r];
+    const double top = kTop + kRowHeight * static_cast<double>(r);
+    const double mid = top + kRowHeight / 2;
+    out += "<rect class=\"band\" x=\"" + num(kLeft, 0) + "\" y=\"" + num(top + 3, 0) + "\" width=\"" + num(plot_w, 0) +
+           "\" height=\"" + num(kRowHeight - 6, 0) + "\"/>\n";
+    out += "<text class=\"row-label\" x=\"" + num(kLeft - 8, 0) + "\" y=\"" + num(mid - 2, 0) +
+           "\" text-anchor=\"end\">" + escape(g.probe) + " " + direction_text(g.direction) + "</text>";
+    out += "<text class=\"row-note\" x=\"" + num(kLeft - 8, 0) + "\" y=\"" + num(mid + 12, 0) +
+           "\" text-anchor=\"end\">" + plural(g.gpus, "GPU") + (g.judged ? "" : ", not judged") + "</text>\n";
+    if (g.judged && std::isfinite(g.threshold_gbps)) {
+      const std::string x = x_of(g.threshold_gbps);
+      out += "<line class=\"threshold\" x1=\"" + x + "\" y1=\"" + num(top + 4, 0) + "\" x2=\"" + x + "\" y2=\"" +
+             num(top + kRowHeight - 4, 0) + "\"><title>threshold " + num(g.threshold_gbps) + " GB/s</title></line>\n";
+    }
+    const std::vector<Dot>& row = dots_of(g);
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      const Dot& d = row[i];
+      if (!std::isfinite(d.median_gbps)) continue;
+      const double y = mid + 4.0 * (static_cast<double>(i % 7) - 3.0);
+      out += "<circle class=\"dot" + std::string(d.outlier ? " outlier" : "") + "\" cx=\"" + x_of(d.median_gbps) +
+             "\" cy=\"" + num(y, 1) + "\" r=\"" + (d.outlier ? "5" : "3.5") + "\"><title>" + escape(*d.host) + " " +
+             escape(*d.gpu) + ": " + num(d.median_gbps) + " GB/s" + (d.outlier ? " (outlier)" : "") +
+             "</title></circle>\n";
+    }
+    if (std::isfinite(g.median_gbps)) {
+      const std::string x = x_of(g.median_gbps);
+      out += "<line class=\"median\" x1=\"" + x + "\" y1=\"" + num(top + 4, 0) + "\" x2=\"" + x + "\" y2=\"" +
+             num(top + kRowHeight - 4, 0) + "\"><title>group median " + num(g.median_gbps) + " GB/s</title></line>\n";
+    }
+  }
+  return out + "</svg>\n";
+}
+
+std::string medians_section(const Fleet& fleet) {
+  std::string out = section_open("medians", "GPU medians by model and link");
+  if (fleet.groups.empty()) return out + none("No per-GPU copy-engine median in this fleet.") + "</section>\n";
+  out +=
+      "<p class=\"meta\">One dot per GPU (h2d_ce and d2h_ce medians, copies taken alone); the solid mark is the "
+      "group median, the dashed one the outlier threshold of a judged group; outliers are red.</p>\n";
+
+  std::set<std::tuple<std::string, std::string, std::string, Direction>> outliers;
+  for (const FleetOutlier& o : fleet.outliers) outliers.emplace(o.host, o.gpu, o.probe, o.direction);
+  std::map<GroupKey, std::vector<Dot>> dots;
+  for (const FleetNode& node : fleet.nodes) {
+    for (const FleetGpuMeasurement& m : node.gpus) {
+      const bool outlier = outliers.contains({node.host, m.gpu, m.probe, m.direction});
+      dots[GroupKey{m.device_id, m.link, m.probe, m.direction}].push_back(
+          Dot{&node.host, &m.gpu, m.median_gbps, outlier});
+    }
+  }
+  // Groups of one model and link side by side, in the document's order.
+  std::vector<std::pair<std::pair<std::string, std::string>, std::vector<const FleetGroup*>>> plots;
+  for (const FleetGroup& group : fleet.groups) {
+    const std::pair<std::string, std::string> key{group.device_id, group.link};
+    const auto it = std::find_if(plots.begin(), plots.end(), [&](const auto& p) { return p.first == key; });
+    if (it == plots.end()) {
+      plots.push_back({key, {&group}});
+    } else {
+      it->second.push_back(&group);
+    }
+  }
+  for (const auto& [key, groups] : plots) {
+    const std::string title = groups.front()->model + " (" + key.first + "), " + key.second;
+    out += "<h3>" + escape(title) + "</h3>\n" + strip_plot(title, groups, dots);
+  }
+  return out + "</section>\n";
+}
+
+}  // namespace
+
+std::string render_fleet_html(const Fleet& fleet) {
+  std::string word(to_string(fleet.overall));
+  std::string out =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      // Nothing may be fetched: no script, image, font or stylesheet by URL.
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n"
+      "<title>pcieval fleet: " +
+      word + ", " + plural(fleet.nodes.size(), "node") + "</title>\n<style>" + std::string(kStyle) +
+      "</style>\n</head>\n<body>\n<main>\n<h1>pcieval fleet</h1>\n";
+  out += verdict_section(fleet);
+  out += nodes_section(fleet);
+  out += outliers_section(fleet);
+  out += small_groups_section(fleet);
+  out += problems_section(fleet);
+  out += medians_section(fleet);
+  out += "</main>\n</body>\n</html>\n";
+  return out;
+}
+
+}  // namespace pcieval
