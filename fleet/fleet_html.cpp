@@ -17,61 +17,23 @@ namespace pcieval {
 namespace {
 
 using svg::escape;
+using svg::number_text;
+using svg::overall_class;
+using svg::section_open;
 
-// The node page's look (report/html.cpp), so both read alike; colours say the
-// same as the words beside them.
+// The fleet page's own rules (the strip plots), after the base the node
+// page starts from too (svg::base_page_style), so both read alike.
 constexpr std::string_view kStyle = R"(
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:0;color:#1d232b;background:#f6f7f9}
-main{max-width:1180px;margin:0 auto;padding:16px 24px 48px}
-h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 10px;border-bottom:1px solid #d5d9df;padding-bottom:4px}
-h3{font-size:15px;margin:14px 0 6px}
-.mono{font-family:"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:12.5px}
-#verdict{border-radius:8px;padding:16px 20px;border:2px solid;margin-top:8px}
-#verdict.pass{background:#e7f5ea;border-color:#1e7b34}#verdict.fail{background:#fbe9e9;border-color:#b3261e}
-#verdict.inconclusive{background:#fff4dc;border-color:#9a6700}
-.result-word{font-size:30px;font-weight:700;letter-spacing:.04em}
-.pass .result-word,.status.pass{color:#1e7b34}.fail .result-word,.status.fail{color:#b3261e}
-.inconclusive .result-word,.status.inconclusive{color:#9a6700}
-.summary{font-size:15px;margin:6px 0}.meta{color:#4a5561}
-.status{font-weight:600;white-space:nowrap}
-table{border-collapse:collapse;background:#fff;width:100%;margin:6px 0 10px;font-size:13px}
-.scroll{overflow-x:auto}
-th,td{border:1px solid #d5d9df;padding:3px 7px;text-align:left;vertical-align:top}
-th{background:#eef0f3;font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 svg.strip{width:760px;max-width:100%;height:auto;background:#fff;border:1px solid #d5d9df;border-radius:6px}
 svg .band{fill:#f6f7f9}svg .grid{stroke:#eceff2}svg .tick,svg .row-note{font-size:10.5px;fill:#4a5561}
 svg .row-label{font-size:12px;fill:#1d232b}svg .axis{font-size:11.5px;fill:#1d232b}
 svg .dot{fill:#0072b2;fill-opacity:.75}svg .dot.outlier{fill:#b3261e;fill-opacity:1}
 svg .median{stroke:#1d232b;stroke-width:2}svg .threshold{stroke:#b3261e;stroke-width:1.5;stroke-dasharray:4 3}
-.none{color:#4a5561;font-style:italic}
 )";
-
-std::string_view overall_class(Overall overall) {
-  switch (overall) {
-    case Overall::kPass:
-      return "pass";
-    case Overall::kFail:
-      return "fail";
-    case Overall::kInconclusive:
-      break;
-  }
-  return "inconclusive";
-}
-
-std::string num(double value, int decimals = 2) {
-  if (!std::isfinite(value)) return "-";
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
-}
 
 std::string status_span(Overall overall) {
   return "<span class=\"status " + std::string(overall_class(overall)) + "\">" + std::string(to_string(overall)) +
          "</span>";
-}
-
-std::string section_open(std::string_view id, std::string_view title) {
-  return "<section id=\"" + std::string(id) + "\">\n<h2>" + std::string(title) + "</h2>\n";
 }
 
 std::string none(std::string_view sentence) { return "<p class=\"none\">" + std::string(sentence) + "</p>\n"; }
@@ -160,8 +122,8 @@ std::string nodes_section(const Fleet& fleet) {
 // ---- outliers -------------------------------------------------------------
 
 std::string rule_text(const OutlierRule& rule) {
-  return "An outlier's median is below the group median &minus; " + num(rule.k) + " &times; 1.4826 &times; MAD " +
-         "and below " + num(rule.max_fraction_of_median * 100, 0) +
+  return "An outlier's median is below the group median &minus; " + number_text(rule.k) +
+         " &times; 1.4826 &times; MAD " + "and below " + number_text(rule.max_fraction_of_median * 100, 0) +
          " % of the group median; a group is one GPU model, expected link, probe and direction across the fleet, "
          "judged from " +
          std::to_string(rule.min_group_size) + " GPUs. Outliers do not change the exit code.";
@@ -190,9 +152,9 @@ std::string outliers_section(const Fleet& fleet) {
   for (const FleetOutlier& o : fleet.outliers) {
     out += "<tr><td class=\"mono\">" + escape(o.gpu) + "</td><td class=\"mono\">" + escape(o.host) + "</td><td>" +
            escape(o.model) + "</td><td>" + escape(o.link) + "</td><td>" + escape(o.probe) + "</td><td>" +
-           direction_text(o.direction) + "</td><td class=\"num\"><b>" + num(o.median_gbps) +
-           "</b></td><td class=\"num\">" + num(o.group_median_gbps) + "</td><td class=\"num\">" +
-           num(o.threshold_gbps) + "</td><td class=\"num\">" + plural(o.group_gpus, "GPU") + "</td></tr>\n";
+           direction_text(o.direction) + "</td><td class=\"num\"><b>" + number_text(o.median_gbps) +
+           "</b></td><td class=\"num\">" + number_text(o.group_median_gbps) + "</td><td class=\"num\">" +
+           number_text(o.threshold_gbps) + "</td><td class=\"num\">" + plural(o.group_gpus, "GPU") + "</td></tr>\n";
   }
   return out + "</table></div>\n</section>\n";
 }
@@ -204,8 +166,8 @@ std::string small_groups_section(const Fleet& fleet) {
     if (group.judged) continue;
     rows += "<tr><td>" + escape(group.model) + "</td><td class=\"mono\">" + escape(group.device_id) + "</td><td>" +
             escape(group.link) + "</td><td>" + escape(group.probe) + "</td><td>" + direction_text(group.direction) +
-            "</td><td class=\"num\">" + plural(group.gpus, "GPU") + "</td><td class=\"num\">" + num(group.median_gbps) +
-            "</td></tr>\n";
+            "</td><td class=\"num\">" + plural(group.gpus, "GPU") + "</td><td class=\"num\">" +
+            number_text(group.median_gbps) + "</td></tr>\n";
   }
   if (rows.empty()) return out + none("Every group had enough GPUs to judge.") + "</section>\n";
   out += "<p class=\"meta\">Fewer than " + plural(fleet.rule.min_group_size, "GPU") +
@@ -283,10 +245,11 @@ std::string strip_plot(const std::string& title, const std::vector<const FleetGr
   hi += pad;
   const double plot_w = kWidth - kLeft - kRight;
   const double height = kTop + kRowHeight * static_cast<double>(groups.size()) + kBottom;
-  const auto x_of = [&](double v) { return num(kLeft + (v - lo) / (hi - lo) * plot_w, 1); };
+  const auto x_of = [&](double v) { return number_text(kLeft + (v - lo) / (hi - lo) * plot_w, 1); };
 
-  std::string out = "<svg class=\"strip\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " + num(kWidth, 0) + " " +
-                    num(height, 0) + "\" role=\"img\" aria-label=\"" + escape(title) + "\">\n";
+  std::string out = "<svg class=\"strip\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " +
+                    number_text(kWidth, 0) + " " + number_text(height, 0) + "\" role=\"img\" aria-label=\"" +
+                    escape(title) + "\">\n";
   const double plot_bottom = kTop + kRowHeight * static_cast<double>(groups.size());
   // Ticks at 1, 2 or 5 times a power of ten, about five of them.
   const double raw_step = (hi - lo) / 5;
@@ -301,26 +264,27 @@ std::string strip_plot(const std::string& title, const std::vector<const FleetGr
   const int decimals = step >= 1 ? 0 : step >= 0.1 ? 1 : 2;
   for (double v = std::ceil(lo / step) * step; v <= hi; v += step) {
     const std::string x = x_of(v);
-    out += "<line class=\"grid\" x1=\"" + x + "\" y1=\"" + num(kTop, 0) + "\" x2=\"" + x + "\" y2=\"" +
-           num(plot_bottom, 0) + "\"/><text class=\"tick\" x=\"" + x + "\" y=\"" + num(plot_bottom + 14, 0) +
-           "\" text-anchor=\"middle\">" + num(v, decimals) + "</text>\n";
+    out += "<line class=\"grid\" x1=\"" + x + "\" y1=\"" + number_text(kTop, 0) + "\" x2=\"" + x + "\" y2=\"" +
+           number_text(plot_bottom, 0) + "\"/><text class=\"tick\" x=\"" + x + "\" y=\"" +
+           number_text(plot_bottom + 14, 0) + "\" text-anchor=\"middle\">" + number_text(v, decimals) + "</text>\n";
   }
-  out += "<text class=\"axis\" x=\"" + num(kLeft + plot_w / 2, 0) + "\" y=\"" + num(plot_bottom + 32, 0) +
-         "\" text-anchor=\"middle\">median GB/s (1e9 B/s) of each GPU</text>\n";
+  out += "<text class=\"axis\" x=\"" + number_text(kLeft + plot_w / 2, 0) + "\" y=\"" +
+         number_text(plot_bottom + 32, 0) + "\" text-anchor=\"middle\">median GB/s (1e9 B/s) of each GPU</text>\n";
   for (std::size_t r = 0; r < groups.size(); ++r) {
     const FleetGroup& g = *groups[r];
     const double top = kTop + kRowHeight * static_cast<double>(r);
     const double mid = top + kRowHeight / 2;
-    out += "<rect class=\"band\" x=\"" + num(kLeft, 0) + "\" y=\"" + num(top + 3, 0) + "\" width=\"" + num(plot_w, 0) +
-           "\" height=\"" + num(kRowHeight - 6, 0) + "\"/>\n";
-    out += "<text class=\"row-label\" x=\"" + num(kLeft - 8, 0) + "\" y=\"" + num(mid - 2, 0) +
+    out += "<rect class=\"band\" x=\"" + number_text(kLeft, 0) + "\" y=\"" + number_text(top + 3, 0) + "\" width=\"" +
+           number_text(plot_w, 0) + "\" height=\"" + number_text(kRowHeight - 6, 0) + "\"/>\n";
+    out += "<text class=\"row-label\" x=\"" + number_text(kLeft - 8, 0) + "\" y=\"" + number_text(mid - 2, 0) +
            "\" text-anchor=\"end\">" + escape(g.probe) + " " + direction_text(g.direction) + "</text>";
-    out += "<text class=\"row-note\" x=\"" + num(kLeft - 8, 0) + "\" y=\"" + num(mid + 12, 0) +
+    out += "<text class=\"row-note\" x=\"" + number_text(kLeft - 8, 0) + "\" y=\"" + number_text(mid + 12, 0) +
            "\" text-anchor=\"end\">" + plural(g.gpus, "GPU") + (g.judged ? "" : ", not judged") + "</text>\n";
     if (g.judged && std::isfinite(g.threshold_gbps)) {
       const std::string x = x_of(g.threshold_gbps);
-      out += "<line class=\"threshold\" x1=\"" + x + "\" y1=\"" + num(top + 4, 0) + "\" x2=\"" + x + "\" y2=\"" +
-             num(top + kRowHeight - 4, 0) + "\"><title>threshold " + num(g.threshold_gbps) + " GB/s</title></line>\n";
+      out += "<line class=\"threshold\" x1=\"" + x + "\" y1=\"" + number_text(top + 4, 0) + "\" x2=\"" + x +
+             "\" y2=\"" + number_text(top + kRowHeight - 4, 0) + "\"><title>threshold " +
+             number_text(g.threshold_gbps) + " GB/s</title></line>\n";
     }
     const std::vector<Dot>& row = dots_of(g);
     for (std::size_t i = 0; i < row.size(); ++i) {
@@ -328,14 +292,15 @@ std::string strip_plot(const std::string& title, const std::vector<const FleetGr
       if (!std::isfinite(d.median_gbps)) continue;
       const double y = mid + 4.0 * (static_cast<double>(i % 7) - 3.0);
       out += "<circle class=\"dot" + std::string(d.outlier ? " outlier" : "") + "\" cx=\"" + x_of(d.median_gbps) +
-             "\" cy=\"" + num(y, 1) + "\" r=\"" + (d.outlier ? "5" : "3.5") + "\"><title>" + escape(*d.host) + " " +
-             escape(*d.gpu) + ": " + num(d.median_gbps) + " GB/s" + (d.outlier ? " (outlier)" : "") +
+             "\" cy=\"" + number_text(y, 1) + "\" r=\"" + (d.outlier ? "5" : "3.5") + "\"><title>" + escape(*d.host) +
+             " " + escape(*d.gpu) + ": " + number_text(d.median_gbps) + " GB/s" + (d.outlier ? " (outlier)" : "") +
              "</title></circle>\n";
     }
     if (std::isfinite(g.median_gbps)) {
       const std::string x = x_of(g.median_gbps);
-      out += "<line class=\"median\" x1=\"" + x + "\" y1=\"" + num(top + 4, 0) + "\" x2=\"" + x + "\" y2=\"" +
-             num(top + kRowHeight - 4, 0) + "\"><title>group median " + num(g.median_gbps) + " GB/s</title></line>\n";
+      out += "<line class=\"median\" x1=\"" + x + "\" y1=\"" + number_text(top + 4, 0) + "\" x2=\"" + x + "\" y2=\"" +
+             number_text(top + kRowHeight - 4, 0) + "\"><title>group median " + number_text(g.median_gbps) +
+             " GB/s</title></line>\n";
     }
   }
   return out + "</svg>\n";
@@ -386,8 +351,8 @@ std::string render_fleet_html(const Fleet& fleet) {
       // Nothing may be fetched: no script, image, font or stylesheet by URL.
       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n"
       "<title>pcieval fleet: " +
-      word + ", " + plural(fleet.nodes.size(), "node") + "</title>\n<style>" + std::string(kStyle) +
-      "</style>\n</head>\n<body>\n<main>\n<h1>pcieval fleet</h1>\n";
+      word + ", " + plural(fleet.nodes.size(), "node") + "</title>\n<style>" + std::string(svg::base_page_style()) +
+      std::string(kStyle) + "</style>\n</head>\n<body>\n<main>\n<h1>pcieval fleet</h1>\n";
   out += verdict_section(fleet);
   out += nodes_section(fleet);
   out += outliers_section(fleet);

@@ -16,28 +16,15 @@ namespace pcieval {
 namespace {
 
 using svg::escape;
+using svg::number_text;
+using svg::overall_class;
+using svg::section_open;
 
 constexpr std::string_view kSweepProbe = "sweep_ce";
 
-// Colours say the same as the words beside them; the page reads in grey too.
+// The node page's own rules, after svg::base_page_style(): the topology
+// tree, link badges, charts and findings. The page reads in grey too.
 constexpr std::string_view kStyle = R"(
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:0;color:#1d232b;background:#f6f7f9}
-main{max-width:1180px;margin:0 auto;padding:16px 24px 48px}
-h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 10px;border-bottom:1px solid #d5d9df;padding-bottom:4px}
-h3{font-size:15px;margin:14px 0 6px}
-code,.mono{font-family:"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:12.5px}
-#verdict{border-radius:8px;padding:16px 20px;border:2px solid;margin-top:8px}
-#verdict.pass{background:#e7f5ea;border-color:#1e7b34}#verdict.fail{background:#fbe9e9;border-color:#b3261e}
-#verdict.inconclusive{background:#fff4dc;border-color:#9a6700}
-.result-word{font-size:30px;font-weight:700;letter-spacing:.04em}
-.pass .result-word,.status.pass{color:#1e7b34}.fail .result-word,.status.fail{color:#b3261e}
-.inconclusive .result-word,.status.inconclusive{color:#9a6700}
-.summary{font-size:15px;margin:6px 0}.meta{color:#4a5561}
-.status{font-weight:600;white-space:nowrap}
-table{border-collapse:collapse;background:#fff;width:100%;margin:6px 0 10px;font-size:13px}
-.scroll{overflow-x:auto}
-th,td{border:1px solid #d5d9df;padding:3px 7px;text-align:left;vertical-align:top}
-th{background:#eef0f3;font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .tree,.tree ul{list-style:none;margin:0;padding-left:22px}.tree{padding-left:0}
 .tree li{position:relative;padding:3px 0 3px 14px;border-left:1px solid #b7bec7}
 .tree li:last-child{border-left-color:transparent}
@@ -58,32 +45,12 @@ svg .line{fill:none;stroke-width:2}svg .whisker{stroke-width:1.5}
 svg .reference{stroke:#b3261e;stroke-dasharray:6 4;stroke-width:1.5}svg .reference-label{font-size:11px;fill:#b3261e}
 article.finding{background:#fff;border:1px solid #d5d9df;border-left:6px solid;border-radius:6px;padding:8px 14px;margin:10px 0}
 article.finding.fail{border-left-color:#b3261e}article.finding.inconclusive{border-left-color:#9a6700}
-.none{color:#4a5561;font-style:italic}
 )";
 
 // The colour class of a verdict status: failing, inconclusive or pass.
 std::string_view status_class(VerdictStatus status) {
   if (status == VerdictStatus::kPass) return "pass";
   return is_failing(status) ? "fail" : "inconclusive";
-}
-
-std::string_view overall_class(Overall overall) {
-  switch (overall) {
-    case Overall::kPass:
-      return "pass";
-    case Overall::kFail:
-      return "fail";
-    case Overall::kInconclusive:
-      break;
-  }
-  return "inconclusive";
-}
-
-std::string num(double value, int decimals) {
-  if (!std::isfinite(value)) return "-";
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
 }
 
 std::string hex4(std::uint16_t value) {
@@ -103,10 +70,6 @@ std::string reading_text(const Reading<LinkState>& state) { return state ? to_st
 std::string status_span(VerdictStatus status) {
   return "<span class=\"status " + std::string(status_class(status)) + "\">" + std::string(to_string(status)) +
          "</span>";
-}
-
-std::string section_open(std::string_view id, std::string_view title) {
-  return "<section id=\"" + std::string(id) + "\">\n<h2>" + std::string(title) + "</h2>\n";
 }
 
 std::string none(std::string_view sentence) { return "<p class=\"none\">" + std::string(sentence) + "</p>\n"; }
@@ -319,12 +282,12 @@ std::string measurements_section(const Results& results, std::span<const Bandwid
             "</td><td>" + escape(std::string(to_string(m.host_memory))) + "</td><td>" +
             escape(std::string(to_string(m.aggregation))) + "</td><td class=\"num\">" +
             escape(svg::binary_size_text(static_cast<double>(m.size_bytes))) + "</td><td class=\"num\"><b>" +
-            num(m.stats.median_gbps, 2) + "</b></td><td class=\"num\">" + num(m.stats.min_gbps, 2) +
-            "</td><td class=\"num\">" + num(m.stats.max_gbps, 2) + "</td><td class=\"num\">" +
-            num(m.stats.cv * 100, 1) + "</td><td>" + numa_text(m) + "</td>";
+            number_text(m.stats.median_gbps, 2) + "</b></td><td class=\"num\">" + number_text(m.stats.min_gbps, 2) +
+            "</td><td class=\"num\">" + number_text(m.stats.max_gbps, 2) + "</td><td class=\"num\">" +
+            number_text(m.stats.cv * 100, 1) + "</td><td>" + numa_text(m) + "</td>";
     if (budget != nullptr && budget->budget_gbps > 0) {
-      rows += "<td class=\"num\">" + num(budget->budget_gbps, 1) + " (" + escape(budget->link) +
-              ")</td><td class=\"num\">" + num(100 * m.stats.median_gbps / budget->budget_gbps, 0) + " %</td>";
+      rows += "<td class=\"num\">" + number_text(budget->budget_gbps, 1) + " (" + escape(budget->link) +
+              ")</td><td class=\"num\">" + number_text(100 * m.stats.median_gbps / budget->budget_gbps, 0) + " %</td>";
     } else {
       rows += "<td>-</td><td>-</td>";
     }
@@ -352,8 +315,8 @@ std::string measurements_section(const Results& results, std::span<const Bandwid
                               : probe.status == ProbeStatus::kSkipped ? "role"
                                                                       : "pass";
       out += "<tr><td class=\"mono\">" + escape(probe.key) + "</td><td class=\"status " + cls + "\">" +
-             std::string(to_string(probe.status)) + "</td><td class=\"num\">" + num(probe.duration_s, 2) + "</td><td>" +
-             detail + "</td></tr>\n";
+             std::string(to_string(probe.status)) + "</td><td class=\"num\">" + number_text(probe.duration_s, 2) +
+             "</td><td>" + detail + "</td></tr>\n";
     }
     out += "</tbody>\n</table>\n";
   }
@@ -409,9 +372,9 @@ std::string curves_section(const Results& results, std::span<const BandwidthBudg
       point.y = m->stats.median_gbps;
       point.y_low = m->stats.min_gbps;
       point.y_high = m->stats.max_gbps;
-      point.tooltip = svg::binary_size_text(point.x) + ": " + num(point.y, 2) + " GB/s (" +
-                      std::to_string(m->trials_gbps.size()) + " trials, " + num(m->stats.min_gbps, 2) + "-" +
-                      num(m->stats.max_gbps, 2) + ")";
+      point.tooltip = svg::binary_size_text(point.x) + ": " + number_text(point.y, 2) + " GB/s (" +
+                      std::to_string(m->trials_gbps.size()) + " trials, " + number_text(m->stats.min_gbps, 2) + "-" +
+                      number_text(m->stats.max_gbps, 2) + ")";
       chart.series[it->second].points.push_back(point);
     }
     for (svg::Series& series : chart.series) {
@@ -421,7 +384,7 @@ std::string curves_section(const Results& results, std::span<const BandwidthBudg
     const Measurement probe_like = *groups[key].front();
     if (const BandwidthBudget* budget = budget_for(probe_like, budgets); budget != nullptr) {
       chart.reference_y = budget->budget_gbps;
-      chart.reference_label = "budget " + num(budget->budget_gbps, 1) + " GB/s (" + budget->link + ")";
+      chart.reference_label = "budget " + number_text(budget->budget_gbps, 1) + " GB/s (" + budget->link + ")";
     }
     out += svg::render_chart(chart);
   }
@@ -459,8 +422,8 @@ std::string samples_section(const Results& results) {
       svg::Series width_series{std::string(to_string(source)), {}, true};
       for (const LinkSample& sample : samples) {
         if (sample.port != port || sample.source != source) continue;
-        const std::string when = num(sample.t_s, 2) + " s, " + (sample.under_load ? "under load" : "idle") + ": " +
-                                 state_text(sample.speed, sample.width);
+        const std::string when = number_text(sample.t_s, 2) + " s, " + (sample.under_load ? "under load" : "idle") +
+                                 ": " + state_text(sample.speed, sample.width);
         if (sample.speed)
           speed_series.points.push_back(
               {sample.t_s, transfer_rate_gts(*sample.speed), std::nullopt, std::nullopt, sample.under_load, when});
@@ -514,7 +477,7 @@ std::string finding(const Results& results, const Verdict& verdict, std::size_t 
   for (const Measurement& m : evidence.measurements) {
     if (m.subject != verdict.subject || m.probe == kSweepProbe) continue;
     measured += "<li><code>" + escape(m.probe) + "</code> " + escape(std::string(to_string(m.direction))) + " " +
-                num(m.stats.median_gbps, 2) + " GB/s median of " + std::to_string(m.trials_gbps.size()) +
+                number_text(m.stats.median_gbps, 2) + " GB/s median of " + std::to_string(m.trials_gbps.size()) +
                 " trials</li>\n";
   }
   if (!measured.empty()) out += "<p><b>Measured</b></p>\n<ul>\n" + measured + "</ul>\n";
@@ -561,7 +524,8 @@ std::string render_html(const Results& results, std::span<const BandwidthBudget>
       // and had an escape been missed, no script could run either.
       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>pcieval " +
-      escape(results.evidence.host.hostname) + ": " + word + "</title>\n<style>" + std::string(kStyle) +
+      escape(results.evidence.host.hostname) + ": " + word + "</title>\n<style>" + std::string(svg::base_page_style()) +
+      std::string(kStyle) +
       "</style>\n</head>\n<body>\n<main>\n<h1>pcieval report: " + escape(results.evidence.host.hostname) + "</h1>\n";
   out += verdict_section(results);
   out += topology_section(results);

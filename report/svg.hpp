@@ -1,5 +1,6 @@
-// Used by report/ and fleet/ only: markup escaping and small inline SVG line
-// charts for the HTML report (fleet/fleet_html.cpp escapes with it). The
+// Used by report/ and fleet/ only: markup escaping, the parts the node page
+// and the fleet page share (look, number text, sections), and small inline
+// SVG line charts for the HTML report. The
 // charts are drawn here, in C++, so the report needs no script and no library
 // fetched from the network to show a curve.
 #pragma once
@@ -8,6 +9,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "model/verdict.hpp"
 
 namespace pcieval::svg {
 
@@ -18,6 +21,16 @@ namespace pcieval::svg {
 // results document goes through here: hostnames and model names are data,
 // never markup.
 [[nodiscard]] std::string escape(std::string_view raw);
+
+// The CSS both pages start from (type, verdict box, tables); each page adds
+// its own rules after it. Colours say the same as the words beside them.
+[[nodiscard]] std::string_view base_page_style();
+// "pass", "fail" or "inconclusive": the colour class of an overall verdict.
+[[nodiscard]] std::string_view overall_class(Overall overall);
+// `value` with `decimals` digits after the point; "-" when not finite.
+[[nodiscard]] std::string number_text(double value, int decimals = 2);
+// `<section id="id">` and its heading; `title` is markup, not document data.
+[[nodiscard]] std::string section_open(std::string_view id, std::string_view title);
 
 struct Point {
   double x = 0;
