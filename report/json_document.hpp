@@ -1,7 +1,8 @@
-// Internal to report/: reading a JSON document field by field with the JSON
-// pointer of every value at hand, so each problem can be named where it is.
-// Readers of report/ documents (results_reader.cpp) build on it; nothing
-// outside report/ includes it, so the JSON library still stays inside report/.
+// For the readers of pcieval's own documents: reading a JSON document field by
+// field with the JSON pointer of every value at hand, so each problem can be
+// named where it is. The results reader (report/) and the fleet reader
+// (fleet/fleet_json.cpp) build on it, so both name problems the same way; no
+// other layer includes it, and app/ and the tests only see text and models.
 #pragma once
 
 #include <array>
