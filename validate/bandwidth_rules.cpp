@@ -157,6 +157,10 @@ std::optional<PathBudget> gpu_path_budget(const Evidence& evidence, const PciAdd
   return PathBudget{device, expected.value(), budget.value()};
 }
 
+double fit_floor_fraction(const BandwidthThresholds& thresholds) {
+  return std::min(thresholds.floor_fraction, BandwidthThresholds{}.floor_fraction);
+}
+
 std::vector<LinkState> links_that_fit(double measured_gbps, Direction direction, const LinkState& ceiling,
                                       double floor_fraction) {
   struct Fit {
@@ -256,7 +260,7 @@ std::vector<Verdict> judge_bandwidth(const Evidence& evidence, const ThresholdPr
     verdict.reason = measured;
     verdict.reason += " is " + percent_text(fraction) + " of " + against;
     verdict.reason += ", below the " + percent_text(options.floor_fraction) + " floor";
-    const auto fits = links_that_fit(median, m.direction, expected, options.floor_fraction);
+    const auto fits = links_that_fit(median, m.direction, expected, fit_floor_fraction(options));
     verdict.reason += fits.empty() ? "; it fits no x16-or-narrower link up to " + to_string(expected)
                                    : "; it fits " + join_states(fits) + ", not the expected " + to_string(expected);
 

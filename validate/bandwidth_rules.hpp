@@ -54,6 +54,12 @@ struct PathBudget {
 [[nodiscard]] std::optional<PathBudget> gpu_path_budget(const Evidence& evidence, const PciAddress& gpu,
                                                         Direction direction);
 
+// The floor links_that_fit uses under `thresholds`: which link explains a
+// rate is physics, not policy, so a site's stricter floor (0.95 for burn-in)
+// must not make a Gen4-rate number "fit no link"; a more lenient one widens
+// the range it explains. The lower of the profile's floor and the built-in.
+[[nodiscard]] double fit_floor_fraction(const BandwidthThresholds& thresholds);
+
 // Link states (generation 1..6, width 1..16) whose budget in `direction`
 // holds `measured_gbps` between floor_fraction x budget and the budget itself
 // (3 % over it allowed for the model's rounding), no faster or wider than

@@ -173,7 +173,7 @@ ToolJudgement judge_tool_bandwidth(const Evidence& evidence, const ThresholdProf
     Verdict verdict;
     verdict.subject = m.subject;
     if (median > kOverBudgetSlack * budget_gbps) {
-      const auto fits = links_that_fit(median, m.direction, kWidestLink, thresholds.floor_fraction);
+      const auto fits = links_that_fit(median, m.direction, kWidestLink, fit_floor_fraction(thresholds));
       verdict.status = VerdictStatus::kInconclusive;
       verdict.code = ReasonCode::kLinkStateUnknown;
       verdict.reason = measured + " is more than " + against +
@@ -186,7 +186,7 @@ ToolJudgement judge_tool_bandwidth(const Evidence& evidence, const ThresholdProf
     }
     // Like judge_bandwidth: the links named are no faster or wider than the
     // one the number is held to.
-    const auto fits = links_that_fit(median, m.direction, link, thresholds.floor_fraction);
+    const auto fits = links_that_fit(median, m.direction, link, fit_floor_fraction(thresholds));
     verdict.reason = measured + " is " + percent_text(fraction) + " of " + against;
     if (fraction >= thresholds.floor_fraction) {
       const bool warn = fraction < thresholds.warn_fraction;

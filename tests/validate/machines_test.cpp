@@ -319,6 +319,22 @@ TEST(MachineVerdicts, AProfileOverrideForThePlatformLimitedA100MovesItsFloor) {
               UnorderedElementsAreArray({"bandwidth_below_budget", "bandwidth_at_budget"}));
 }
 
+TEST(MachineVerdicts, AStricterFloorFailsTheNumberButStillNamesTheLinkItFits) {
+  // The L40S-like Gen4 x16 node at 26.2 GB/s (90 % of its budget) under a
+  // burn-in floor of 95 %: low by policy, yet the rate is a Gen4 x16 rate.
+  Machine m;
+  m.gpu_capable = m.slot_capable = m.negotiated_at_discovery = kGen4x16;
+  m.under_load = kGen4x16;
+  m.h2d_gbps = five(26.2);
+  ThresholdProfile strict;
+  strict.defaults.bandwidth.floor_fraction = 0.95;
+  strict.defaults.bandwidth.warn_fraction = 0.97;
+  const auto verdicts = judge_bandwidth(evidence_of(m), strict);
+  ASSERT_EQ(verdicts.size(), 1U);
+  EXPECT_EQ(verdicts[0].code, ReasonCode::kBandwidthBelowBudget);
+  EXPECT_THAT(verdicts[0].reason, HasSubstr("below the 95% floor; it fits Gen4 x16"));
+}
+
 TEST(MachineVerdicts, AStricterSpreadMakesTheSameTrialsInconclusive) {
   Machine m;
   m.under_load = kGen5x16;
