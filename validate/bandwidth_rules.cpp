@@ -261,8 +261,16 @@ std::vector<Verdict> judge_bandwidth(const Evidence& evidence, const ThresholdPr
     verdict.reason += " is " + percent_text(fraction) + " of " + against;
     verdict.reason += ", below the " + percent_text(options.floor_fraction) + " floor";
     const auto fits = links_that_fit(median, m.direction, expected, fit_floor_fraction(options));
-    verdict.reason += fits.empty() ? "; it fits no x16-or-narrower link up to " + to_string(expected)
-                                   : "; it fits " + join_states(fits) + ", not the expected " + to_string(expected);
+    // A rate the expected link itself explains misses only a floor stricter
+    // than the built-in one: say so rather than suggest a lost link.
+    const bool expected_fits = std::find(fits.begin(), fits.end(), expected) != fits.end();
+    if (fits.empty()) {
+      verdict.reason += "; it fits no x16-or-narrower link up to " + to_string(expected);
+    } else if (expected_fits) {
+      verdict.reason += "; it is still a " + to_string(expected) + " rate: it misses only this profile's floor";
+    } else {
+      verdict.reason += "; it fits " + join_states(fits) + ", not the expected " + to_string(expected);
+    }
 
     // Likely causes, from the rest of the evidence.
     std::vector<std::string> causes;
@@ -279,6 +287,10 @@ std::vector<Verdict> judge_bandwidth(const Evidence& evidence, const ThresholdPr
     if (const auto ceiling = host_ceiling_gbps(evidence, m.host_numa_node);
         ceiling && *ceiling < options.floor_fraction * budget_gbps) {
       causes.push_back("host memory on that node feeds only " + gbps_text(*ceiling) + " (host_ceiling)");
+    }
+    if (causes.empty() && expected_fits) {
+      causes.push_back("a platform that delivers less of the link's budget than the profile '" + profile.name +
+                       "' asks (BIOS PCIe, ASPM or IOMMU settings, the host's memory or the GPU model)");
     }
     if (causes.empty()) {
       causes.push_back(
