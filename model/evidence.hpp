@@ -10,6 +10,7 @@
 #include "model/measurement.hpp"
 #include "model/path.hpp"
 #include "model/samples.hpp"
+#include "model/soak.hpp"
 
 namespace pcieval {
 
@@ -56,6 +57,14 @@ struct Evidence {
   std::vector<Measurement> measurements;
   std::vector<LinkSample> link_samples;  // in time order
   std::vector<CounterDelta> counters;
+
+  // Schema 1.3. The signal that stopped the run before its end ("SIGTERM",
+  // "SIGINT"); nullopt for a run that ended on its own.
+  std::optional<std::string> interrupted;
+  // Present for `check --rounds/--duration` only. `measurements` then holds
+  // the first round's (what a plain check measures), `counters` the growth
+  // over the whole soak.
+  std::optional<SoakRecord> soak;
 };
 
 // The record of the device at `address`, or nullptr when the evidence has none.

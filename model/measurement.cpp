@@ -15,25 +15,28 @@ namespace {
 template <class E, std::size_t N>
 using Names = std::array<std::pair<E, std::string_view>, N>;
 
-constexpr Names<Direction, 3> kDirectionNames{{
+constexpr Names<Direction, 4> kDirectionNames{{
     {Direction::kHostToDevice, "h2d"},
     {Direction::kDeviceToHost, "d2h"},
     {Direction::kHostToHost, "h2h"},
+    {Direction::kAllReduce, "all_reduce"},
 }};
-constexpr Names<CopyMethod, 3> kMethodNames{{
+constexpr Names<CopyMethod, 4> kMethodNames{{
     {CopyMethod::kCopyEngine, "ce"},
     {CopyMethod::kSmKernel, "sm"},
     {CopyMethod::kCpuThreads, "cpu"},
+    {CopyMethod::kNccl, "nccl"},
 }};
 constexpr Names<HostMemory, 2> kMemoryNames{{
     {HostMemory::kPinned, "pinned"},
     {HostMemory::kPageable, "pageable"},
 }};
-constexpr Names<Aggregation, 4> kAggregationNames{{
+constexpr Names<Aggregation, 5> kAggregationNames{{
     {Aggregation::kAlone, "alone"},
     {Aggregation::kWithReverse, "with_reverse"},
     {Aggregation::kWithPeers, "with_peers"},
     {Aggregation::kTotalOverWallTime, "total_over_wall_time"},
+    {Aggregation::kBusBandwidth, "bus_bandwidth"},
 }};
 constexpr Names<ProbeStatus, 3> kStatusNames{{
     {ProbeStatus::kRan, "ran"},

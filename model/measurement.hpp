@@ -21,6 +21,9 @@ enum class Direction {
   kHostToDevice,  // "h2d": the GPU reads host memory (non-posted reads + completions)
   kDeviceToHost,  // "d2h": the GPU writes host memory (posted writes)
   kHostToHost,    // "h2h": CPU threads copy between host buffers (the host ceiling)
+  // "all_reduce": an all-reduce across GPUs; bytes go every way at once, and
+  // the number follows nccl-tests' bus bandwidth convention.
+  kAllReduce,
 };
 
 // What moved the bytes.
@@ -28,6 +31,7 @@ enum class CopyMethod {
   kCopyEngine,  // "ce": cudaMemcpyAsync on a DMA copy engine
   kSmKernel,    // "sm": a kernel's threads load/store mapped host memory, 16 bytes each
   kCpuThreads,  // "cpu": host threads with memcpy
+  kNccl,        // "nccl": NCCL collectives, over whatever transport NCCL chose
 };
 
 enum class HostMemory {
@@ -42,6 +46,8 @@ enum class Aggregation {
   kWithPeers,          // "with_peers": this GPU's stream while every GPU of the group copies the same way
   kTotalOverWallTime,  // "total_over_wall_time": every byte of the group (or of all threads) over the
                        // wall time from the first start to the last end
+  kBusBandwidth,       // "bus_bandwidth": nccl-tests' busbw, algbw x 2(n-1)/n for an all-reduce of n
+                       // ranks: the rate each rank's link carries, comparable to one link's budget
 };
 
 [[nodiscard]] std::string_view to_string(Direction direction);

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "model/link.hpp"
 #include "model/pci_address.hpp"
@@ -30,6 +31,14 @@ struct LinkSample {
   std::optional<PcieGen> speed;  // nullopt when the reading failed
   std::optional<int> width;
 };
+
+// The samples where something changed: per port and source, the first
+// reading, each one whose speed, width or load differs from the reading
+// before it, and the last. A port read every 50 ms through a 30-minute soak
+// is tens of thousands of identical readings; what the validator and a reader
+// need (the best loaded state, when a state began and ended) survives.
+// `samples` in time order; the result too.
+[[nodiscard]] std::vector<LinkSample> compact_link_samples(const std::vector<LinkSample>& samples);
 
 // A counter read before and after the probes (AER totals, the GPU's replay
 // counter). A counter that rose while copying is a link that retried.

@@ -69,6 +69,12 @@ std::string_view to_string(ReasonCode code) {
       return "uncorrectable_errors_logged";
     case ReasonCode::kGpuFellOffBus:
       return "gpu_fell_off_bus";
+    case ReasonCode::kRunInterrupted:
+      return "run_interrupted";
+    case ReasonCode::kBandwidthDipDuringSoak:
+      return "bandwidth_dip_during_soak";
+    case ReasonCode::kLinkDroppedDuringSoak:
+      return "link_dropped_during_soak";
   }
   return "";  // not a code: all_reason_codes stops here
 }

@@ -46,6 +46,9 @@ enum class ReasonCode {
   kGpuBusyBeforeRun,                // "gpu_busy_before_run"
   kUncorrectableErrorsLogged,       // "uncorrectable_errors_logged" (a captured kernel log)
   kGpuFellOffBus,                   // "gpu_fell_off_bus" (NVIDIA Xid 79 in a captured kernel log)
+  kRunInterrupted,                  // "run_interrupted": a signal stopped the run, or a soak never finished
+  kBandwidthDipDuringSoak,          // "bandwidth_dip_during_soak": one round well below the soak's median
+  kLinkDroppedDuringSoak,           // "link_dropped_during_soak": a round whose best loaded state was low
 };
 
 // The code's stable name; "" for a value that is not a code.

@@ -331,6 +331,8 @@ std::string_view direction_words(Direction direction) {
       return "host to device";
     case Direction::kDeviceToHost:
       return "device to host";
+    case Direction::kAllReduce:
+      return "all-reduce (bus bandwidth)";
     case Direction::kHostToHost:
       break;
   }

@@ -272,6 +272,26 @@ Json array_of(const std::vector<T>& items, ToJson to_json) {
   return out;
 }
 
+Json soak_round_json(const SoakRound& round) {
+  Json out = Json::object();
+  out["index"] = round.index;
+  out["start_s"] = round.start_s;
+  out["end_s"] = round.end_s;
+  out["measurements"] = array_of(round.measurements, measurement_json);
+  out["counters"] = array_of(round.counters, counter_json);
+  return out;
+}
+
+Json soak_json(const std::optional<SoakRecord>& soak) {
+  if (!soak) return nullptr;
+  Json out = Json::object();
+  out["requested_rounds"] = value_or_null(soak->requested_rounds);
+  out["requested_duration_s"] = value_or_null(soak->requested_duration_s);
+  out["finished"] = soak->finished;
+  out["rounds"] = array_of(soak->rounds, soak_round_json);
+  return out;
+}
+
 Json host_json(const HostInfo& host) {
   Json out = Json::object();
   out["hostname"] = host.hostname;
@@ -334,6 +354,9 @@ std::string results_to_json(const Results& results) {
   document["counters"] = array_of(evidence.counters, counter_json);
   // Schema 1.2: the thresholds the verdicts below were drawn with.
   document["thresholds"] = profile_json::to_json(results.thresholds);
+  // Schema 1.3: whether a signal cut the run short, and the soak's rounds.
+  document["interrupted"] = value_or_null(evidence.interrupted);
+  document["soak"] = soak_json(evidence.soak);
   document["verdicts"] = std::move(verdicts);
   document["overall"] = std::string(to_string(results.overall));
   document["summary"] = results.summary;

@@ -29,11 +29,13 @@ constexpr std::array kStatuses = {VerdictStatus::kPass,         VerdictStatus::k
                                   VerdictStatus::kBandwidthLow, VerdictStatus::kLinkErrors,
                                   VerdictStatus::kMissing,      VerdictStatus::kInconclusive};
 constexpr std::array kOveralls = {Overall::kPass, Overall::kFail, Overall::kInconclusive};
-constexpr std::array kDirections = {Direction::kHostToDevice, Direction::kDeviceToHost, Direction::kHostToHost};
-constexpr std::array kMethods = {CopyMethod::kCopyEngine, CopyMethod::kSmKernel, CopyMethod::kCpuThreads};
+constexpr std::array kDirections = {Direction::kHostToDevice, Direction::kDeviceToHost, Direction::kHostToHost,
+                                    Direction::kAllReduce};
+constexpr std::array kMethods = {CopyMethod::kCopyEngine, CopyMethod::kSmKernel, CopyMethod::kCpuThreads,
+                                 CopyMethod::kNccl};
 constexpr std::array kHostMemories = {HostMemory::kPinned, HostMemory::kPageable};
 constexpr std::array kAggregations = {Aggregation::kAlone, Aggregation::kWithReverse, Aggregation::kWithPeers,
-                                      Aggregation::kTotalOverWallTime};
+                                      Aggregation::kTotalOverWallTime, Aggregation::kBusBandwidth};
 constexpr std::array kProbeStatuses = {ProbeStatus::kRan, ProbeStatus::kSkipped, ProbeStatus::kFailed};
 constexpr std::array kSampleSources = {SampleSource::kSysfs, SampleSource::kNvml};
 constexpr std::array<std::string_view, 2> kProbeModes = {"quick", "full"};
@@ -45,6 +47,8 @@ constexpr int kMinorWithProbes = 1;
 // The minor version that added the thresholds object and NVML name and
 // utilisation.
 constexpr int kMinorWithThresholds = 2;
+// The minor version that added `interrupted` and `soak`.
+constexpr int kMinorWithSoak = 3;
 
 constexpr std::string_view kNotInDocument = "not in the results document";
 
@@ -376,6 +380,25 @@ CounterDelta read_counter(DocumentReader& in, const Node& node) {
 
 // A code this pcieval knows; a newer document's new code is an error, since
 // its verdicts could not be re-judged or compared faithfully.
+std::optional<SoakRecord> read_soak(DocumentReader& in, const Node& node) {
+  if (!in.object_or_null(node)) return std::nullopt;
+  SoakRecord soak;
+  soak.requested_rounds = narrowed<int>(in.integer_or_null(in.member(node, "requested_rounds"), 1, 1'000'000'000));
+  soak.requested_duration_s = in.number_or_null(in.member(node, "requested_duration_s"));
+  soak.finished = in.boolean(in.member(node, "finished"));
+  for (const Node& item : in.items(in.member(node, "rounds"))) {
+    SoakRound round;
+    round.index = static_cast<int>(in.integer(in.member(item, "index"), 1, 1'000'000'000));
+    round.start_s = non_negative(in, in.member(item, "start_s"));
+    round.end_s = non_negative(in, in.member(item, "end_s"));
+    if (in.ok() && round.end_s < round.start_s) in.fail(item, "end_s is before start_s");
+    for (const Node& m : in.items(in.member(item, "measurements"))) round.measurements.push_back(read_measurement(in, m));
+    for (const Node& c : in.items(in.member(item, "counters"))) round.counters.push_back(read_counter(in, c));
+    soak.rounds.push_back(std::move(round));
+  }
+  return soak;
+}
+
 ReasonCode read_code(DocumentReader& in, const Node& node) {
   const std::string name = in.text(node);
   if (!in.ok()) return ReasonCode::kLinkStateUnknown;
@@ -471,6 +494,10 @@ Results read_document(DocumentReader& in, const Node& root) {
   // defaults of its day, which the built-in profile stands in for.
   if (minor >= kMinorWithThresholds) {
     results.thresholds = profile_json::read(in, in.member(root, "thresholds"), true);
+  }
+  if (minor >= kMinorWithSoak) {
+    evidence.interrupted = in.text_or_null(in.member(root, "interrupted"));
+    evidence.soak = read_soak(in, in.member(root, "soak"));
   }
   for (const Node& verdict : in.items(in.member(root, "verdicts")))
     results.verdicts.push_back(read_verdict(in, verdict));

@@ -1,5 +1,7 @@
 #include "validate/budget.hpp"
 
+#include <algorithm>
+
 #include <optional>
 #include <string>
 
@@ -91,6 +93,10 @@ Result<double> direction_budget_gbps(const LinkBudget& budget, Direction directi
       return budget.read_gbps;
     case Direction::kDeviceToHost:
       return budget.write_gbps;
+    case Direction::kAllReduce:
+      // Through host memory an all-reduce loads both directions of every
+      // GPU's link at once; the slower one bounds it.
+      return std::min(budget.read_gbps, budget.write_gbps);
     case Direction::kHostToHost:
       break;
   }

@@ -301,14 +301,14 @@ TEST(ResultsReaderTest, ProbeEvidenceProblemsAreNamedByPointer) {
   };
   // Unknown enum values, through the model's parsers.
   EXPECT_EQ(with("/measurements/0/direction"_json_pointer, "sideways"),
-            "results.json: /measurements/0/direction: unknown value 'sideways'; expected one of h2d, d2h, h2h");
+            "results.json: /measurements/0/direction: unknown value 'sideways'; expected one of h2d, d2h, h2h, all_reduce");
   EXPECT_EQ(with("/measurements/0/method"_json_pointer, "dma"),
-            "results.json: /measurements/0/method: unknown value 'dma'; expected one of ce, sm, cpu");
+            "results.json: /measurements/0/method: unknown value 'dma'; expected one of ce, sm, cpu, nccl");
   EXPECT_EQ(with("/measurements/0/host_memory"_json_pointer, "Pinned"),
             "results.json: /measurements/0/host_memory: unknown value 'Pinned'; expected one of pinned, pageable");
   EXPECT_EQ(with("/measurements/3/aggregation"_json_pointer, "sum"),
             "results.json: /measurements/3/aggregation: unknown value 'sum'; expected one of alone, with_reverse, "
-            "with_peers, total_over_wall_time");
+            "with_peers, total_over_wall_time, bus_bandwidth");
   EXPECT_EQ(with("/probes/1/status"_json_pointer, "ok"),
             "results.json: /probes/1/status: unknown value 'ok'; expected one of ran, skipped, failed");
   EXPECT_EQ(with("/link_samples/2/source"_json_pointer, "lspci"),

@@ -123,7 +123,7 @@ const Mutation kMutations[] = {
     {"gpus_under_load_as_string", [](Json& d) { d["sources"]["gpus_under_load"] = "no"; }},
     {"verdict_link_without_upstream", [](Json& d) { d["verdicts"][0]["link"].erase("upstream"); }},
     // The measurement engine's fields (1.1).
-    {"version_1_3_of_a_later_schema", [](Json& d) { d["schema_version"] = "1.3.0"; }},
+    {"version_1_4_of_a_later_schema", [](Json& d) { d["schema_version"] = "1.4.0"; }},
     {"version_1_1_without_measurements", [](Json& d) { d.erase("measurements"); }},
     {"version_1_1_without_probe_settings", [](Json& d) { d.erase("probe_settings"); }},
     {"version_1_1_device_without_nvml", [](Json& d) { d["devices"][2].erase("nvml"); }},
