@@ -1,7 +1,9 @@
 #include "ingest/detect.hpp"
 
 #include <array>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "ingest/bandwidth_test.hpp"
 #include "ingest/kernel_log.hpp"
@@ -50,6 +52,103 @@ Result<CaptureFormat> detect_capture_format(std::string_view text) {
   }
   return make_error("not a recognised capture (supported: " + supported_formats_text() +
                     "; --format names one explicitly)");
+}
+
+namespace {
+
+// "01:00.0 " or "0000:01:00.0 " at the start: the shape of an lspci block
+// header, checked before the header's own parser runs. lspci prints hex in
+// lower case, so a syslog line ("Dec  3 ...") or an ISO journal stamp
+// ("2026-12-03T...") fails at once.
+bool lspci_slot_start(std::string_view line) {
+  const auto hex = [&](std::size_t at) {
+    return at < line.size() && ((line[at] >= '0' && line[at] <= '9') || (line[at] >= 'a' && line[at] <= 'f'));
+  };
+  const auto at = [&](std::size_t i, char c) { return i < line.size() && line[i] == c; };
+  if (hex(0) && hex(1) && at(2, ':') && hex(3) && hex(4) && at(5, '.')) return true;
+  return hex(0) && hex(1) && hex(2) && hex(3) && at(4, ':') && hex(5) && hex(6) && at(7, ':') && at(10, '.');
+}
+
+std::size_t end_of_line(std::string_view text, std::size_t from) {
+  const auto end = text.find('\n', from);
+  return end == std::string_view::npos ? text.size() : end;
+}
+
+// The format whose output visibly begins at the line [start, end), when it is
+// not `current`'s.
+std::optional<CaptureFormat> section_head(std::string_view text, std::size_t start, std::size_t end,
+                                          std::optional<CaptureFormat> current) {
+  const std::string_view line = text.substr(start, end - start);
+  if (line.empty()) return std::nullopt;
+  const auto other = [&](CaptureFormat format) -> std::optional<CaptureFormat> {
+    if (current == format) return std::nullopt;
+    return format;
+  };
+  switch (line.front()) {
+    case '=':
+      if (line.find("==NVSMI LOG==") != std::string_view::npos) return other(CaptureFormat::kNvidiaSmi);
+      return std::nullopt;
+    case '<':
+      if (line.starts_with("<?xml") && text.substr(start, 512).find("<nvidia_smi_log") != std::string_view::npos) {
+        return other(CaptureFormat::kNvidiaSmiXml);
+      }
+      return std::nullopt;
+    default:
+      break;
+  }
+  if (current != CaptureFormat::kLspci && lspci_slot_start(line)) {
+    // The header and the line under it, which lspci indents.
+    const std::size_t next_end = end < text.size() ? end_of_line(text, end + 1) : end;
+    if (looks_like_lspci_vv(text.substr(start, next_end - start))) return CaptureFormat::kLspci;
+  }
+  // Inside a kernel log every line is one: only a change of format counts.
+  if (current != CaptureFormat::kKernelLog && is_kernel_log_line(line)) return CaptureFormat::kKernelLog;
+  return std::nullopt;
+}
+
+}  // namespace
+
+Result<std::vector<CaptureSection>> split_capture_sections(std::string_view text) {
+  struct Head {
+    CaptureFormat format;
+    std::size_t offset;
+    std::size_t line;
+  };
+  std::vector<Head> heads;
+  std::optional<CaptureFormat> current;
+  std::size_t number = 0;
+  for (std::size_t start = 0; start < text.size();) {
+    const std::size_t end = end_of_line(text, start);
+    ++number;
+    if (auto head = section_head(text, start, end, current)) {
+      heads.push_back(Head{*head, start, number});
+      current = *head;
+    }
+    start = end + 1;
+  }
+  std::vector<CaptureSection> sections;
+  if (!heads.empty() && heads.front().offset > 0) {
+    // What comes before the first head: a capture of its own (nvidia-smi -q
+    // pasted without its banner), or a prompt or note that belongs to what
+    // follows. It holds no kernel log line (that would have been a head), so
+    // detection's looser kernel log test ("[root@gpu-a17 ~]#") is no capture.
+    const auto before = detect_capture_format(text.substr(0, heads.front().offset));
+    if (before && before.value() != heads.front().format && before.value() != CaptureFormat::kKernelLog) {
+      sections.push_back(CaptureSection{before.value(), 0, heads.front().offset, 1});
+    } else {
+      heads.front().offset = 0;
+      heads.front().line = 1;
+    }
+  }
+  for (std::size_t i = 0; i < heads.size(); ++i) {
+    const std::size_t end = i + 1 < heads.size() ? heads[i + 1].offset : text.size();
+    sections.push_back(CaptureSection{heads[i].format, heads[i].offset, end - heads[i].offset, heads[i].line});
+  }
+  if (sections.size() >= 2) return sections;
+  // One format: read as a whole, as detection has always read it.
+  auto format = detect_capture_format(text);
+  if (!format) return format.error();
+  return std::vector<CaptureSection>{CaptureSection{format.value(), 0, text.size(), 1}};
 }
 
 Result<CaptureFormat> capture_format_from_name(std::string_view name) {

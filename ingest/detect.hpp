@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "model/result.hpp"
 
@@ -49,6 +50,27 @@ inline constexpr std::size_t kDetectPrefixBytes = std::size_t{1} << 20;
 // The first format of capture_formats() whose looks_like accepts the text;
 // an error naming the supported formats when none does.
 [[nodiscard]] Result<CaptureFormat> detect_capture_format(std::string_view text);
+
+// One part of a capture, in one format: tickets hold `lspci -vv` output
+// followed by `dmesg`, or nvidia-smi -q then a kernel log, in one paste.
+struct CaptureSection {
+  CaptureFormat format = CaptureFormat::kKernelLog;
+  std::size_t offset = 0;      // bytes into the text
+  std::size_t size = 0;        // bytes
+  std::size_t first_line = 1;  // 1-based line of the text where it starts
+};
+
+// The sections of a text, in order, covering it whole. A section begins at
+// the head of a format other than the current one: nvidia-smi -q's "NVSMI
+// LOG" banner, nvidia-smi -q -x's XML prolog, an lspci block header followed
+// by an indented line, a kernel log line (is_kernel_log_line). Text before
+// the first head (a prompt, a note) joins the first section unless it is a
+// capture of its own by detect_capture_format. A text with one format or none
+// of these heads is one section, in the format detect_capture_format finds,
+// with its error when it finds none. One look at the first bytes of each line;
+// lines of the current format are not examined further, so a 100 MB kernel log
+// costs one pass of memchr.
+[[nodiscard]] Result<std::vector<CaptureSection>> split_capture_sections(std::string_view text);
 
 // The format named by a --format value; an error listing the names otherwise.
 [[nodiscard]] Result<CaptureFormat> capture_format_from_name(std::string_view name);

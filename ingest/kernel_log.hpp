@@ -58,12 +58,22 @@ struct KernelLogCapture {
 // the PCIe messages this reader understands.
 [[nodiscard]] bool looks_like_kernel_log(std::string_view text);
 
+// True when the line starts the way a kernel log's lines do: a dmesg
+// timestamp ("[   12.345678] ", dmesg -T's "[Thu Dec  3 10:00:00 2026] ") or
+// a syslog/journal "kernel:" tag. Stricter than looks_like_kernel_log: a
+// shell prompt "[root@gpu-a17 ~]# lspci -vv" is not one. Where a kernel log
+// begins inside a pasted ticket (detect.hpp split_capture_sections).
+[[nodiscard]] bool is_kernel_log_line(std::string_view line);
+
 // Reads every line; lines that are no PCIe event are skipped and counted.
 // Timestamps and syslog prefixes are ignored, messages are found anywhere in
 // the line. Errors when no line of the text has a kernel log's shape. An Xid
 // other than 79 is not a bus event (74 is NVLink, 119/120 GSP): it is counted
 // in a note, not an event.
-[[nodiscard]] Result<KernelLogCapture> parse_kernel_log(std::string_view text, std::string_view source = "input");
+// `first_line` is the number of the text's first line in the file it came
+// from, when the text is a section of a larger capture.
+[[nodiscard]] Result<KernelLogCapture> parse_kernel_log(std::string_view text, std::string_view source = "input",
+                                                        std::size_t first_line = 1);
 
 // One "limited by" message, without its prefix: "63.008 Gb/s available PCIe
 // bandwidth, limited by 8.0 GT/s PCIe x8 link at 0000:00:01.0 (capable of

@@ -40,13 +40,18 @@ std::string repeated(const std::string& text) {
   return out;
 }
 
-std::string synthetic_kernel_log() {
+// Lines of a GPU node's dmesg (boot enumeration, NVRM banner, USB, NVMe,
+// systemd, network) with one AER report line every `event_every` lines: 200 is
+// a busy log, 10 a node in trouble, where the reader does most per line.
+std::string synthetic_kernel_log(std::size_t event_every = 200) {
   static const char* const kLines[] = {
       "[   12.104552] usb 1-3: new high-speed USB device number 2 using xhci_hcd\n",
       "[   13.882101] nvme nvme0: 64/0/0 default/read/poll queues\n",
       "[   14.002245] EXT4-fs (nvme0n1p2): mounted filesystem with ordered data mode. Quota mode: none.\n",
       "[   15.310077] systemd[1]: Started session-4.scope - Session 4 of User slurm.\n",
       "[   16.771394] pci 0000:ab:00.0: [10de:2330] type 00 class 0x030200\n",
+      "[   16.771502] pci 0000:ab:00.0: BAR 1: assigned [mem 0x22000000000-0x23fffffffff 64bit pref]\n",
+      "[   16.902114] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\n",
       "[   17.000120] IPv6: ADDRCONF(NETDEV_CHANGE): ib0: link becomes ready\n",
   };
   static const char* const kEvent =
@@ -54,7 +59,7 @@ std::string synthetic_kernel_log() {
   std::string out;
   out.reserve(kTargetBytes + 200);
   for (std::size_t i = 0; out.size() < kTargetBytes; ++i) {
-    out += i % 200 == 199 ? kEvent : kLines[i % 6];
+    out += i % event_every == event_every - 1 ? kEvent : kLines[i % 8];
   }
   return out;
 }
@@ -89,6 +94,9 @@ void BM_ParseNvidiaSmiXml(benchmark::State& state) {
 void BM_ParseKernelLog(benchmark::State& state) {
   run(state, synthetic_kernel_log(), [](const std::string& t) { return pcieval::parse_kernel_log(t, "bench"); });
 }
+void BM_ParseKernelLogDense(benchmark::State& state) {
+  run(state, synthetic_kernel_log(10), [](const std::string& t) { return pcieval::parse_kernel_log(t, "bench"); });
+}
 void BM_ParseNvbandwidth(benchmark::State& state) {
   run(state, repeated(fixture("nvbw_hgx_h100_8gpu_gen5.txt")),
       [](const std::string& t) { return pcieval::parse_nvbandwidth(t, "bench"); });
@@ -121,6 +129,7 @@ BENCHMARK(BM_ParseLspci);
 BENCHMARK(BM_ParseNvidiaSmi);
 BENCHMARK(BM_ParseNvidiaSmiXml);
 BENCHMARK(BM_ParseKernelLog);
+BENCHMARK(BM_ParseKernelLogDense);
 BENCHMARK(BM_ParseNvbandwidth);
 BENCHMARK(BM_ParseNvbandwidthJson);
 BENCHMARK(BM_ParseBandwidthTest);

@@ -7,7 +7,10 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "ingest/capture_test_util.hpp"
 
@@ -169,6 +172,107 @@ TEST(KernelLog, LooksLike) {
   EXPECT_TRUE(looks_like_kernel_log("[Thu Dec  3 10:00:00 2026] pci 0000:01:00.0: something\n"));
   EXPECT_FALSE(looks_like_kernel_log("00:00.0 Host bridge: Intel Corporation Device 09a2\n"));
   EXPECT_FALSE(looks_like_kernel_log(""));
+}
+
+// One line per kind of marker the reader's scan looks for (kernel_log.cpp
+// kMarkers), in the spellings of the fixtures above (ESC8000A-E12 dmesg,
+// Ice Lake PLX journal), each with what it must yield.
+struct MarkerLine {
+  std::string line;
+  std::optional<KernelEventKind> kind;  // nullopt: recognised, not an event
+};
+
+std::vector<MarkerLine> marker_lines() {
+  return {
+      {"pci 0000:c1:00.0: 126.016 Gb/s available PCIe bandwidth, limited by 8.0 GT/s PCIe x16 link at 0000:c0:01.1 "
+       "(capable of 252.048 Gb/s with 16.0 GT/s PCIe x16 link)",
+       KernelEventKind::kBandwidthLimited},
+      {"nvidia 0000:c1:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)",
+       KernelEventKind::kAerCorrected},
+      {"pcieport 0000:4a:01.0: Surprise Down error detected", KernelEventKind::kSurpriseDown},
+      {"pcieport 0000:4a:01.0:    [ 5] SDES                   (First)", KernelEventKind::kSurpriseDown},
+      {"NVRM: Xid (PCI:0000:4c:00): 79, pid=0, GPU has fallen off the bus.", KernelEventKind::kGpuFellOffBus},
+      {"NVRM: GPU at PCI:0000:4c:00: GPU has fallen off the bus.", KernelEventKind::kGpuFellOffBus},
+      {"pcieport 0000:c0:01.1: bwctrl: 16.0 GT/s PCIe x16 link", KernelEventKind::kBandwidthNotification},
+      {"pcieport 0000:c0:01.1: Link Bandwidth Notification", KernelEventKind::kBandwidthNotification},
+      {"pcieport 0000:c0:01.1: bw_notification: link changed", KernelEventKind::kBandwidthNotification},
+      {"pcieport 0000:c0:01.1: AER: Corrected error received: 0000:c1:00.0", std::nullopt},
+      {"nvidia 0000:c1:00.0:   device [10de:26b1] error status/mask=00000001/0000e000", std::nullopt},
+  };
+}
+
+TEST(KernelLog, EveryMarkerAnywhere) {
+  // Ordinary lines of the ESC8000A-E12 boot around each marker line, with
+  // the marker's line shifted one byte at a time so that it starts, and its
+  // anchor falls, at every offset of a 16-byte block; then the marker line
+  // first in the text and last without a line break, and after CRLF lines.
+  const std::string filler = "[    6.402218] nvidia: loading out-of-tree module taints kernel.\n";
+  for (const MarkerLine& marker : marker_lines()) {
+    for (std::size_t shift = 0; shift < 33; ++shift) {
+      const std::string text = filler + std::string(shift, 'x') + "\n" + filler + "[    9.1] " + marker.line + "\n" +
+                               filler + filler + filler + filler + filler + filler + filler + filler + filler;
+      const auto parsed = parse_kernel_log(text, "markers");
+      ASSERT_TRUE(parsed) << marker.line;
+      EXPECT_EQ(parsed->lines, shift == 0 ? 12U : 13U) << marker.line;
+      EXPECT_EQ(parsed->skipped_lines, parsed->lines - 1) << marker.line << " shift " << shift;
+      if (marker.kind) {
+        ASSERT_EQ(parsed->events.size(), 1U) << marker.line << " shift " << shift;
+        EXPECT_EQ(parsed->events[0].kind, *marker.kind) << marker.line;
+        EXPECT_EQ(parsed->events[0].line, 4U) << marker.line;
+      } else {
+        EXPECT_TRUE(parsed->events.empty()) << marker.line;
+      }
+    }
+    for (const std::string& text : {marker.line, filler + "\n \t\r\n" + filler + marker.line,
+                                    "[ 1.0] a\r\n[ 2.0] b\r\n" + marker.line + "\r\n"}) {
+      const auto parsed = parse_kernel_log(text, "edges");
+      if (!parsed) {
+        // A lone AER summary line has no kernel log's shape and no event.
+        EXPECT_FALSE(marker.kind) << text;
+        continue;
+      }
+      EXPECT_EQ(parsed->skipped_lines, parsed->lines - 1) << "blank lines are not counted: " << text;
+      EXPECT_EQ(parsed->events.size(), marker.kind ? 1U : 0U) << text;
+      if (marker.kind) EXPECT_EQ(parsed->events[0].line, line_of(text, marker.line)) << text;
+    }
+  }
+}
+
+TEST(KernelLog, StatusDumpBelongsToItsReportOnly) {
+  // The journal fixture's fatal error on 4a:01.0 with its "[ 5] SDES" dump
+  // line as many lines below as a report spans, and one line further: the
+  // second dump is an ordinary line (a status dump of no report).
+  const std::string error =
+      "Mar 14 06:40:52 gpu-a17 kernel: pcieport 0000:4a:01.0: PCIe Bus Error: severity=Uncorrected (Fatal), "
+      "type=Transaction Layer, (Receiver ID)\n";
+  const std::string dump = "Mar 14 06:40:52 gpu-a17 kernel: pcieport 0000:4a:01.0:    [ 0] RxErr\n";
+  const std::string other = "Mar 14 06:40:52 gpu-a17 kernel: nvidia-nvlink: Nvlink Core is being initialized\n";
+  std::string within = error;
+  for (int i = 0; i < 7; ++i) within += other;
+  within += dump;
+  std::string beyond = within;
+  beyond.insert(beyond.size() - dump.size(), other);
+  const auto near = parse_kernel_log(within, "near");
+  const auto far = parse_kernel_log(beyond, "far");
+  ASSERT_TRUE(near);
+  ASSERT_TRUE(far);
+  EXPECT_EQ(near->skipped_lines, 7U) << "line 9, eight below the error: part of its report";
+  EXPECT_EQ(far->skipped_lines, 9U) << "line 10: no report's";
+  EXPECT_EQ(near->events.size(), 1U);
+  EXPECT_EQ(far->events.size(), 1U);
+}
+
+TEST(KernelLog, FallenOffTheBusNeedsTheDriversWords) {
+  // The driver's own line names the GPU; a line that only quotes the phrase
+  // (a user's note pasted into the log) names none and is skipped.
+  const auto parsed = parse_kernel_log(
+      "[ 99.0] NVRM: GPU at 0000:05:00.0 has fallen off the bus.\n"
+      "[ 99.1] slurmd[812]: node drained: GPU fallen off the bus again\n",
+      "fallen");
+  ASSERT_TRUE(parsed);
+  ASSERT_EQ(parsed->events.size(), 1U);
+  EXPECT_EQ(parsed->events[0].kind, KernelEventKind::kGpuFellOffBus);
+  EXPECT_EQ(parsed->skipped_lines, 1U);
 }
 
 TEST(KernelLogRobustness, HostileInputAndEveryPrefix) {
