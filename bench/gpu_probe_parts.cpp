@@ -1,12 +1,36 @@
 #include "bench/gpu_probe_parts.hpp"
 
+#include <mutex>
 #include <utility>
 
 #include "bench/trials.hpp"
 #include "kernels/cuda_device.hpp"
 #include "kernels/pattern.hpp"
+#include "kernels/retired_devices.hpp"
 
 namespace pcieval::gpu_probe_parts {
+namespace {
+
+// Lane setups of retired devices, kept for the life of the process. Reached
+// through a static pointer, so leak checkers see it as reachable.
+struct Kept {
+  std::mutex mutex;
+  std::vector<std::pair<NumaBuffer, std::unique_ptr<CopyLane>>> setups;  // guarded by mutex
+};
+
+Kept& kept() {
+  static Kept* instance = new Kept;  // never destroyed: see LaneSetup::~LaneSetup
+  return *instance;
+}
+
+}  // namespace
+
+LaneSetup::~LaneSetup() {
+  if (lane == nullptr || !lane->abandoned()) return;
+  Kept& k = kept();
+  const std::lock_guard lock(k.mutex);
+  k.setups.emplace_back(std::move(buffer), std::move(lane));
+}
 
 // --- Planning: which GPUs, which CUDA ordinals, which NUMA nodes.
 
@@ -32,6 +56,12 @@ std::vector<GpuTarget> resolve(const std::vector<const DeviceRecord*>& gpus, Pro
       continue;
     }
     target.ordinal = ordinal.value();
+    // A GPU whose work missed its deadline in an earlier probe: its context
+    // may be wedged, so no probe touches it again.
+    if (auto retired = cuda_device_retired_reason(target.ordinal)) {
+      output.errors.push_back(gpu_error(target, *retired));
+      continue;
+    }
     targets.push_back(std::move(target));
   }
   return targets;
@@ -78,7 +108,7 @@ Result<LaneRates> time_lanes(const ProbeContext& context, std::span<CopyLane* co
   Result<std::vector<double>> wall_gbps = [&] {
     LoadScope load(context.load);
     return run_trials(plan, [&]() -> Result<double> {
-      auto timing = run_latched_trial(lanes, latch);
+      auto timing = run_latched_trial(lanes, latch, kOperationTimeoutS);
       if (!timing) return timing.error();
       timings.push_back(timing.value());
       return timing.value().wall_s;

@@ -9,10 +9,12 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "bench/probe.hpp"
 #include "kernels/copy_lane.hpp"
+#include "kernels/deadline_wait.hpp"
 #include "kernels/latch.hpp"
 #include "model/evidence.hpp"
 #include "model/measurement.hpp"
@@ -34,6 +36,10 @@ inline constexpr std::uint64_t kSweepTrialBytes = std::uint64_t{64} << 20;
 inline constexpr int kSweepMaxCopies = 256;
 
 inline constexpr std::string_view kAllGpusSubject = "all gpus";
+
+// The floor of every trial's deadline (run_latched_trial). A RunConfig field
+// (operation_timeout_s) is to replace it; until then every run uses this.
+inline constexpr double kOperationTimeoutS = kDefaultOperationTimeoutS;
 
 struct GpuTarget {
   PciAddress address;
@@ -68,6 +74,19 @@ struct MeasurementSpec {
 
 // One GPU's buffer and lane in one direction.
 struct LaneSetup {
+  LaneSetup(NumaBuffer buffer_in, std::unique_ptr<CopyLane> lane_in, Placement placement_in)
+      : buffer(std::move(buffer_in)), lane(std::move(lane_in)), placement(placement_in) {}
+  LaneSetup(LaneSetup&&) noexcept = default;
+  // Assigning would free the old buffer without the check of the destructor.
+  LaneSetup& operator=(LaneSetup&&) = delete;
+  LaneSetup(const LaneSetup&) = delete;
+  LaneSetup& operator=(const LaneSetup&) = delete;
+  // A lane whose device was retired (a wait on it timed out) keeps its host
+  // range registered and may still be copying into it, so the range must be
+  // neither freed nor reused: buffer and lane are then kept, untouched, until
+  // the process exits.
+  ~LaneSetup();
+
   NumaBuffer buffer;  // declared first: destroyed after the lane that registered it
   std::unique_ptr<CopyLane> lane;
   Placement placement;

@@ -5,7 +5,9 @@
 //
 // Failures are errors naming the GPU (or group) in ProbeOutput::errors, and
 // the other GPUs are still measured: a CUDA error, data that did not verify,
-// and a latch timeout alike. A latch timeout is an error rather than a
+// a latch timeout, and work that missed its deadline alike. A GPU whose work
+// missed its deadline is retired (kernels/retired_devices.hpp): the later
+// probes of the run report it with the reason and never touch it again. A latch timeout is an error rather than a
 // discarded trial with a warning: it means the host could not queue one
 // trial's copies within RunConfig::latch_timeout_s (or a CUDA call stalled
 // behind the latch), which a retry would meet again, and a trial set with
@@ -468,6 +470,8 @@ class SweepProbe final : public GpuProbe {
           auto rates = time_lanes(context, lanes, latch.value());
           if (!rates) {
             output.errors.push_back(gpu_error(gpu, at + rates.error().message));
+            // A retired GPU would fail every later size the same way.
+            if (lane.abandoned()) break;
             continue;
           }
           output.measurements.push_back(verified_measurement({key(),

@@ -42,21 +42,36 @@ Error mismatch_error(const std::string& label, std::uint64_t mismatches, std::si
 }
 
 // Waits for every lane's stream and opens the latch on the way out of a
-// trial, whatever happened: no spin kernel or copy outlives the trial.
+// trial, whatever happened: no spin kernel or copy outlives the trial, except
+// on a device that missed its deadline (retired: nothing waits for it again).
 class TrialCleanup {
  public:
-  TrialCleanup(std::span<CopyLane* const> lanes, Latch& latch) : lanes_(lanes), latch_(latch) {}
+  TrialCleanup(std::span<CopyLane* const> lanes, Latch& latch, const PollPolicy& policy)
+      : lanes_(lanes), latch_(latch), policy_(policy) {}
   TrialCleanup(const TrialCleanup&) = delete;
   TrialCleanup& operator=(const TrialCleanup&) = delete;
   ~TrialCleanup() {
     latch_.release();
-    for (CopyLane* lane : lanes_) static_cast<void>(lane->stream().synchronize());
+    for (CopyLane* lane : lanes_) {
+      if (!lane->abandoned()) static_cast<void>(lane->stream().synchronize(policy_));
+    }
   }
 
  private:
   std::span<CopyLane* const> lanes_;
   Latch& latch_;
+  PollPolicy policy_;
 };
+
+// What a lane's timed work is called in a timeout's message.
+std::string operation_name(Direction direction, CopyMethod method) {
+  return std::string(method == CopyMethod::kCopyEngine ? "cudaMemcpyAsync " : "SM copy kernel ") +
+         std::string(to_string(direction));
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 }  // namespace
 
@@ -89,8 +104,10 @@ Result<CopyLane> CopyLane::create(int ordinal, Direction direction, CopyMethod m
 }
 
 CopyLane::~CopyLane() {
-  if (stream_.handle() != nullptr) static_cast<void>(stream_.synchronize());
+  if (stream_.handle() != nullptr && !abandoned()) static_cast<void>(stream_.synchronize());
 }
+
+bool CopyLane::abandoned() const { return cuda_device_retired(ordinal()); }
 
 Status CopyLane::reshape(CopyShape shape) {
   if (shape.size_bytes == 0 || shape.size_bytes % kPatternGranuleBytes != 0) {
@@ -149,7 +166,9 @@ Status CopyLane::enqueue(Latch& latch) {
   return events_.record_end(stream_);
 }
 
-Result<double> CopyLane::elapsed_s() const { return events_.elapsed_s(); }
+Result<double> CopyLane::elapsed_s(const PollPolicy& policy) const {
+  return events_.elapsed_s(policy, operation_name(direction_, method_));
+}
 
 Result<std::uint64_t> CopyLane::count_destination_mismatches() const {
   return detail::count_mismatches_with(stream_, grid_blocks_, kernel_view_of_destination(), shape_.size_bytes, seed_,
@@ -158,18 +177,28 @@ Result<std::uint64_t> CopyLane::count_destination_mismatches() const {
 
 // --- run_latched_trial
 
-Result<TrialTiming> run_latched_trial(std::span<CopyLane* const> lanes, Latch& latch) {
+Result<TrialTiming> run_latched_trial(std::span<CopyLane* const> lanes, Latch& latch, double operation_timeout_s) {
   if (lanes.empty()) return make_error("a trial needs at least one copy lane");
+  std::uint64_t trial_bytes = 0;
+  for (const CopyLane* lane : lanes) trial_bytes += lane->bytes_per_trial();
+  const double deadline_s = copy_deadline_s(trial_bytes, latch.timeout_s(), operation_timeout_s);
+  const auto started = std::chrono::steady_clock::now();
+  // Each wait gets what is left of the one deadline, so a trial of many lanes
+  // still gives up within it; never less than a poll, so a lane already done
+  // is still seen as done.
+  const auto remaining = [&] {
+    return PollPolicy{std::max(deadline_s - seconds_since(started), 1e-3), kDefaultPollInterval};
+  };
   TrialTiming timing;
   {
-    TrialCleanup cleanup(lanes, latch);
+    TrialCleanup cleanup(lanes, latch, PollPolicy{deadline_s, kDefaultPollInterval});
     for (CopyLane* lane : lanes) {
       if (auto status = lane->prepare_destination(); !status) {
         return make_error(lane->label() + ": " + status.error().message);
       }
     }
     for (CopyLane* lane : lanes) {
-      if (auto status = lane->stream().synchronize(); !status) {
+      if (auto status = lane->stream().synchronize(remaining()); !status) {
         return make_error(lane->label() + ": " + status.error().message);
       }
     }
@@ -181,7 +210,7 @@ Result<TrialTiming> run_latched_trial(std::span<CopyLane* const> lanes, Latch& l
     }
     latch.release();
     for (CopyLane* lane : lanes) {
-      auto seconds = lane->elapsed_s();
+      auto seconds = lane->elapsed_s(remaining());
       if (!seconds) return make_error(lane->label() + ": " + seconds.error().message);
       timing.lane_s.push_back(seconds.value());
     }
@@ -210,7 +239,7 @@ Result<TrialTiming> run_latched_trial(std::span<CopyLane* const> lanes, Latch& l
     for (std::size_t other = first; other < lanes.size(); ++other) {
       if (lanes[other]->ordinal() != lanes[first]->ordinal()) continue;
       done[other] = true;
-      auto offset_s = lanes[first]->events().start_to_start_s(lanes[other]->events());
+      auto offset_s = lanes[first]->events().start_to_start_s(lanes[other]->events(), remaining());
       if (!offset_s) return make_error(lanes[other]->label() + ": " + offset_s.error().message);
       earliest_start_s = std::min(earliest_start_s, offset_s.value());
       latest_end_s = std::max(latest_end_s, offset_s.value() + timing.lane_s[other]);
@@ -254,16 +283,26 @@ Result<double> PageableLane::run_trial() {
     poison_host(host_);
   }
 
+  // On the lane's own stream, which nothing else uses: the copy then waits
+  // for nothing but itself, as cudaMemcpy on an idle device would, and can be
+  // waited for with a deadline instead of cudaDeviceSynchronize.
+  const cudaMemcpyKind kind = to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+  void* destination = to_device ? static_cast<void*>(device_.data()) : static_cast<void*>(host_.data());
+  const void* source = to_device ? static_cast<const void*>(host_.data()) : static_cast<const void*>(device_.data());
   const auto started = std::chrono::steady_clock::now();
-  const cudaError_t copied = to_device ? cudaMemcpy(device_.data(), host_.data(), host_.size(), cudaMemcpyHostToDevice)
-                                       : cudaMemcpy(host_.data(), device_.data(), host_.size(), cudaMemcpyDeviceToHost);
-  if (copied != cudaSuccess) return make_error(label() + ": " + detail::cuda_error("cudaMemcpy", copied).message);
-  // A pageable host-to-device cudaMemcpy returns once the driver has staged
-  // the data, possibly before the last DMA lands.
-  const cudaError_t synced = cudaDeviceSynchronize();
+  const cudaError_t copied = cudaMemcpyAsync(destination, source, host_.size(), kind, stream_.handle());
+  if (copied != cudaSuccess) {
+    return make_error(label() + ": " + detail::cuda_error("cudaMemcpyAsync", copied).message);
+  }
+  // A pageable host-to-device copy returns once the driver has staged the
+  // data, possibly before the last DMA lands. Polled without sleeping: the
+  // host clock is the timer here, and a sleep would add to the time.
+  const Status synced =
+      stream_.synchronize(PollPolicy{copy_deadline_s(host_.size(), 0.0), std::chrono::microseconds(0)});
   const auto ended = std::chrono::steady_clock::now();
-  if (synced != cudaSuccess)
-    return make_error(label() + ": " + detail::cuda_error("cudaDeviceSynchronize", synced).message);
+  if (!synced)
+    return make_error(label() + ": cudaMemcpyAsync pageable " + std::string(to_string(direction_)) + ": " +
+                      synced.error().message);
 
   std::uint64_t mismatches = 0;
   if (to_device) {

@@ -8,7 +8,10 @@
 // opened, each lane is timed by its own events, and every lane's destination
 // is verified after the timed region. A trial that does not verify, whose
 // latch timed out, or in which any CUDA call failed returns an error, never a
-// time.
+// time. No wait blocks for ever: every one polls with a deadline
+// (deadline_wait.hpp), and a device whose work misses it is retired
+// (retired_devices.hpp); its lanes then leak their resources rather than
+// free them under a device that may still be copying.
 #pragma once
 
 #include <cstddef>
@@ -18,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/deadline_wait.hpp"
 #include "kernels/latch.hpp"
 #include "kernels/resources.hpp"
 #include "model/measurement.hpp"
@@ -52,8 +56,9 @@ class CopyLane {
   CopyLane& operator=(const CopyLane&) = delete;
   CopyLane(CopyLane&&) noexcept = default;
   CopyLane& operator=(CopyLane&&) noexcept = default;
-  // Waits for the lane's stream first, so no copy is in flight when its
-  // buffers are freed and its host range unregistered.
+  // Waits for the lane's stream first (with a deadline), so no copy is in
+  // flight when its buffers are freed and its host range unregistered. On a
+  // retired device it waits for nothing and releases nothing.
   ~CopyLane();
 
   // Changes the shape of the following trials. Error: a size of zero, not a
@@ -78,9 +83,14 @@ class CopyLane {
   // Queues: hold on the latch, start event, the copies, end event. Nothing
   // waits.
   [[nodiscard]] Status enqueue(Latch& latch);
-  // Waits for the end event; the seconds from the first copy's start to the
-  // last copy's end.
-  [[nodiscard]] Result<double> elapsed_s() const;
+  // Waits for the end event, until policy.timeout_s; the seconds from the
+  // first copy's start to the last copy's end. A timeout is an error naming
+  // the operation ("cudaMemcpyAsync h2d did not complete within 30 s on
+  // 0000:17:00.0; ...") and retires the device.
+  [[nodiscard]] Result<double> elapsed_s(const PollPolicy& policy = {}) const;
+  // Whether the lane's device was retired: its resources are leaked, and so
+  // must be its host range (the registration stays).
+  [[nodiscard]] bool abandoned() const;
   // Waits for the stream and returns how many 32-bit words of the destination
   // (its first shape().size_bytes) differ from the pattern.
   [[nodiscard]] Result<std::uint64_t> count_destination_mismatches() const;
@@ -147,14 +157,20 @@ struct TrialTiming {
 // kernel timed out and that every destination matches the pattern. Errors
 // name the lane. On an error the latch is still released and every stream
 // waited for, so the lanes can be used (or destroyed) safely.
+// Every wait of the trial shares one deadline: copy_deadline_s of the trial's
+// bytes over all lanes, the latch's timeout and `operation_timeout_s`. A lane
+// still copying then is an error naming it and its operation, and its device
+// is retired; the streams of the other lanes are still waited for.
 // REQUIRES: !lanes.empty().
-[[nodiscard]] Result<TrialTiming> run_latched_trial(std::span<CopyLane* const> lanes, Latch& latch);
+[[nodiscard]] Result<TrialTiming> run_latched_trial(std::span<CopyLane* const> lanes, Latch& latch,
+                                                    double operation_timeout_s = kDefaultOperationTimeoutS);
 
 // A copy through pageable memory: plain host memory that CUDA did not
 // register, which the driver stages through its own pinned buffers. Timed on
-// the host clock around cudaMemcpy and a device synchronize (events cannot
-// time a synchronous copy, and a pageable cudaMemcpy may return before its
-// last DMA ends). Verified after each trial: on the device for host-to-device,
+// the host clock around the copy and a wait for the lane's stream (events
+// cannot time a synchronous copy, and a pageable copy may return before its
+// last DMA ends); the wait polls without sleeping, so the host clock stops
+// when the copy ends, and gives up at a deadline. Verified after each trial: on the device for host-to-device,
 // on the host for device-to-host.
 class PageableLane {
  public:

@@ -6,6 +6,9 @@
 
 #include <string>
 
+#include "kernels/cuda_device.hpp"
+#include "kernels/deadline_wait.hpp"
+#include "kernels/retired_devices.hpp"
 #include "model/result.hpp"
 
 namespace pcieval::detail {
@@ -25,8 +28,36 @@ inline Status cuda_status(const char* call, cudaError_t code) {
 
 // Makes `ordinal` the calling thread's current device. Every entry point of
 // kernels/ calls it first: the current device is per host thread, and a
-// stream or kernel of one device used while another is current fails.
-inline Status use_device(int ordinal) { return cuda_status("cudaSetDevice", cudaSetDevice(ordinal)); }
+// stream or kernel of one device used while another is current fails. It is
+// also where a retired device (retired_devices.hpp) is refused, so nothing
+// touches a context that may be wedged.
+inline Status use_device(int ordinal) {
+  if (auto reason = cuda_device_retired_reason(ordinal)) return make_error(*reason);
+  return cuda_status("cudaSetDevice", cudaSetDevice(ordinal));
+}
+
+// A cudaEventQuery / cudaStreamQuery code as a poll's answer: done, still
+// running (cudaErrorNotReady), or failed.
+inline Result<bool> cuda_ready(const char* call, cudaError_t code) {
+  if (code == cudaSuccess) return true;
+  if (code == cudaErrorNotReady) return false;
+  return cuda_error(call, code);
+}
+
+// Polls `query` (see deadline_wait.hpp) for work of device `ordinal`. A
+// timeout retires the device (its context may be wedged) and says so.
+inline Status wait_ready(int ordinal, const ReadyQuery& query, const PollPolicy& policy, const std::string& what) {
+  const WaitResult waited = wait_until_ready(query, policy, what);
+  if (waited.outcome == WaitOutcome::kReady) return ok_status();
+  if (waited.outcome == WaitOutcome::kFailed) return make_error(waited.message);
+  // The PCI address makes the reason readable wherever it is repeated;
+  // cudaDeviceGetPCIBusId reads what the runtime cached, without the device.
+  auto address = cuda_pci_address(ordinal);
+  const std::string where = address ? " on " + to_string(address.value()) : std::string();
+  retire_cuda_device(ordinal, waited.message + where);
+  return make_error(waited.message + where + "; CUDA device " + std::to_string(ordinal) +
+                    " is not used again in this run");
+}
 
 }  // namespace pcieval::detail
 

@@ -24,17 +24,20 @@ Result<Latch> Latch::create(int ordinal, double timeout_s) {
   // Mapped: the spin kernel reads the release flag from host memory. Portable:
   // streams of every device can be held by one latch.
   PCIEVAL_CUDA_TRY(cudaHostAlloc(&flags, kFlagCount * sizeof(int), cudaHostAllocMapped | cudaHostAllocPortable));
-  Latch latch(static_cast<int*>(flags), timeout_s);
+  Latch latch(ordinal, static_cast<int*>(flags), timeout_s);
   latch.arm();
   return Result<Latch>(std::move(latch));
 }
 
 Latch::Latch(Latch&& other) noexcept
-    : flags_(std::exchange(other.flags_, nullptr)), timeout_s_(std::exchange(other.timeout_s_, 0)) {}
+    : ordinal_(std::exchange(other.ordinal_, -1)),
+      flags_(std::exchange(other.flags_, nullptr)),
+      timeout_s_(std::exchange(other.timeout_s_, 0)) {}
 
 Latch& Latch::operator=(Latch&& other) noexcept {
   if (this != &other) {
     Latch old(std::move(*this));
+    ordinal_ = std::exchange(other.ordinal_, -1);
     flags_ = std::exchange(other.flags_, nullptr);
     timeout_s_ = std::exchange(other.timeout_s_, 0);
   }
@@ -46,7 +49,9 @@ Latch::~Latch() {
   // A spin kernel still waiting would read freed memory: open the latch
   // first. (Every user synchronizes its streams before this point.)
   release();
-  static_cast<void>(cudaFreeHost(flags_));
+  // cudaFreeHost synchronizes; on a retired device it could block for ever,
+  // and a spin kernel there may still read the flags: they are leaked.
+  if (!cuda_device_retired(ordinal_)) static_cast<void>(cudaFreeHost(flags_));
 }
 
 void Latch::arm() {

@@ -46,8 +46,9 @@ class Latch {
   [[nodiscard]] double timeout_s() const { return timeout_s_; }
 
  private:
-  Latch(int* flags, double timeout_s) : flags_(flags), timeout_s_(timeout_s) {}
+  Latch(int ordinal, int* flags, double timeout_s) : ordinal_(ordinal), flags_(flags), timeout_s_(timeout_s) {}
 
+  int ordinal_ = -1;      // the device whose context allocated the flags
   int* flags_ = nullptr;  // [0]: release (host writes), [1]: timed out (GPU writes)
   double timeout_s_ = 0;
 };

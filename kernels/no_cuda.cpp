@@ -35,7 +35,7 @@ Stream& Stream::operator=(Stream&& other) noexcept {
   return *this;
 }
 Stream::~Stream() {}  // nothing was acquired
-Status Stream::synchronize() const { return no_cuda(); }
+Status Stream::synchronize(const PollPolicy& /*policy*/) const { return no_cuda(); }
 
 // --- EventPair
 
@@ -53,8 +53,12 @@ EventPair& EventPair::operator=(EventPair&& other) noexcept {
 EventPair::~EventPair() {}  // nothing was acquired
 Status EventPair::record_start(const Stream& /*stream*/) { return no_cuda(); }
 Status EventPair::record_end(const Stream& /*stream*/) { return no_cuda(); }
-Result<double> EventPair::elapsed_s() const { return no_cuda(); }
-Result<double> EventPair::start_to_start_s(const EventPair& /*later*/) const { return no_cuda(); }
+Result<double> EventPair::elapsed_s(const PollPolicy& /*policy*/, const std::string& /*what*/) const {
+  return no_cuda();
+}
+Result<double> EventPair::start_to_start_s(const EventPair& /*later*/, const PollPolicy& /*policy*/) const {
+  return no_cuda();
+}
 
 // --- DeviceBuffer
 
@@ -133,10 +137,14 @@ std::byte* CopyLane::kernel_view_of_source() const { return nullptr; }
 std::byte* CopyLane::kernel_view_of_destination() const { return nullptr; }
 Status CopyLane::prepare_destination() { return no_cuda(); }
 Status CopyLane::enqueue(Latch& /*latch*/) { return no_cuda(); }
-Result<double> CopyLane::elapsed_s() const { return no_cuda(); }
+Result<double> CopyLane::elapsed_s(const PollPolicy& /*policy*/) const { return no_cuda(); }
+bool CopyLane::abandoned() const { return false; }
 Result<std::uint64_t> CopyLane::count_destination_mismatches() const { return no_cuda(); }
 
-Result<TrialTiming> run_latched_trial(std::span<CopyLane* const> /*lanes*/, Latch& /*latch*/) { return no_cuda(); }
+Result<TrialTiming> run_latched_trial(std::span<CopyLane* const> /*lanes*/, Latch& /*latch*/,
+                                      double /*operation_timeout_s*/) {
+  return no_cuda();
+}
 
 // --- PageableLane
 

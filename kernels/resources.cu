@@ -32,12 +32,18 @@ Stream& Stream::operator=(Stream&& other) noexcept {
 Stream::~Stream() {
   // Errors are ignored: a destructor has no one to tell, and the only
   // failure (a context already torn down) leaves nothing to release.
-  if (stream_ != nullptr) static_cast<void>(cudaStreamDestroy(stream_));
+  if (stream_ != nullptr && !cuda_device_retired(ordinal_)) static_cast<void>(cudaStreamDestroy(stream_));
 }
 
-Status Stream::synchronize() const {
+Status Stream::synchronize(const PollPolicy& policy) const {
   if (stream_ == nullptr) return make_error("synchronize on an empty (moved-from) stream");
-  return detail::cuda_status("cudaStreamSynchronize", cudaStreamSynchronize(stream_));
+  if (auto reason = cuda_device_retired_reason(ordinal_)) return make_error(*reason);
+  // Polled, not cudaStreamSynchronize: that one never returns from a stuck
+  // device.
+  cudaStream_t stream = stream_;
+  return detail::wait_ready(
+      ordinal_, [stream] { return detail::cuda_ready("cudaStreamQuery", cudaStreamQuery(stream)); }, policy,
+      "work queued on a stream of CUDA device " + std::to_string(ordinal_));
 }
 
 // --- EventPair
@@ -70,6 +76,7 @@ EventPair& EventPair::operator=(EventPair&& other) noexcept {
 }
 
 EventPair::~EventPair() {
+  if (cuda_device_retired(ordinal_)) return;
   if (start_ != nullptr) static_cast<void>(cudaEventDestroy(start_));
   if (end_ != nullptr) static_cast<void>(cudaEventDestroy(end_));
 }
@@ -82,20 +89,33 @@ Status EventPair::record_end(const Stream& stream) {
   return detail::cuda_status("cudaEventRecord", cudaEventRecord(end_, stream.handle()));
 }
 
-Result<double> EventPair::elapsed_s() const {
-  PCIEVAL_CUDA_TRY(cudaEventSynchronize(end_));
+namespace {
+
+// Polled, not cudaEventSynchronize: that one never returns from a stuck
+// device. The event's own timestamps are untouched by how late the host
+// learns it fired.
+Status wait_event(int ordinal, cudaEvent_t event, const PollPolicy& policy, const std::string& what) {
+  if (auto reason = cuda_device_retired_reason(ordinal)) return make_error(*reason);
+  return detail::wait_ready(
+      ordinal, [event] { return detail::cuda_ready("cudaEventQuery", cudaEventQuery(event)); }, policy, what);
+}
+
+}  // namespace
+
+Result<double> EventPair::elapsed_s(const PollPolicy& policy, const std::string& what) const {
+  PCIEVAL_TRY_STATUS(wait_event(ordinal_, end_, policy, what));
   float elapsed_ms = 0;
   PCIEVAL_CUDA_TRY(cudaEventElapsedTime(&elapsed_ms, start_, end_));
   return static_cast<double>(elapsed_ms) * 1e-3;
 }
 
-Result<double> EventPair::start_to_start_s(const EventPair& later) const {
+Result<double> EventPair::start_to_start_s(const EventPair& later, const PollPolicy& policy) const {
   if (later.ordinal_ != ordinal_) {
     return make_error("events of devices " + std::to_string(ordinal_) + " and " + std::to_string(later.ordinal_) +
                       " share no clock");
   }
-  PCIEVAL_CUDA_TRY(cudaEventSynchronize(start_));
-  PCIEVAL_CUDA_TRY(cudaEventSynchronize(later.start_));
+  PCIEVAL_TRY_STATUS(wait_event(ordinal_, start_, policy, "the start of the timed work"));
+  PCIEVAL_TRY_STATUS(wait_event(later.ordinal_, later.start_, policy, "the start of the timed work"));
   float elapsed_ms = 0;
   PCIEVAL_CUDA_TRY(cudaEventElapsedTime(&elapsed_ms, start_, later.start_));
   return static_cast<double>(elapsed_ms) * 1e-3;
@@ -131,8 +151,9 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
 }
 
 DeviceBuffer::~DeviceBuffer() {
-  // cudaFree needs no current device: the address says which one.
-  if (data_ != nullptr) static_cast<void>(cudaFree(data_));
+  // cudaFree needs no current device: the address says which one. It
+  // synchronizes the device, so a retired one keeps its memory.
+  if (data_ != nullptr && !cuda_device_retired(ordinal_)) static_cast<void>(cudaFree(data_));
 }
 
 Status DeviceBuffer::copy_from_host(std::size_t offset, std::span<const std::byte> host) {
@@ -166,15 +187,18 @@ Result<HostRegistration> HostRegistration::register_range(int ordinal, std::span
     return make_error("cannot page-lock " + std::to_string(host.size()) +
                       " bytes of host memory: " + detail::cuda_error("cudaHostRegister", code).message);
   }
-  return HostRegistration(host, mapped);
+  return HostRegistration(ordinal, host, mapped);
 }
 
 HostRegistration::HostRegistration(HostRegistration&& other) noexcept
-    : host_(std::exchange(other.host_, {})), mapped_(std::exchange(other.mapped_, false)) {}
+    : ordinal_(std::exchange(other.ordinal_, -1)),
+      host_(std::exchange(other.host_, {})),
+      mapped_(std::exchange(other.mapped_, false)) {}
 
 HostRegistration& HostRegistration::operator=(HostRegistration&& other) noexcept {
   if (this != &other) {
     HostRegistration old(std::move(*this));
+    ordinal_ = std::exchange(other.ordinal_, -1);
     host_ = std::exchange(other.host_, {});
     mapped_ = std::exchange(other.mapped_, false);
   }
@@ -182,7 +206,10 @@ HostRegistration& HostRegistration::operator=(HostRegistration&& other) noexcept
 }
 
 HostRegistration::~HostRegistration() {
-  if (!host_.empty()) static_cast<void>(cudaHostUnregister(host_.data()));
+  // On a retired device the range stays registered (and its pages pinned):
+  // a late DMA of the wedged device then lands in pages nobody reuses. The
+  // owner of the range must not free it either (bench/ keeps such buffers).
+  if (!host_.empty() && !cuda_device_retired(ordinal_)) static_cast<void>(cudaHostUnregister(host_.data()));
 }
 
 Result<std::byte*> HostRegistration::device_pointer(int ordinal) const {

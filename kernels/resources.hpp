@@ -1,6 +1,8 @@
 // RAII owners of the CUDA handles the copies use. Move-only; destructors are
 // noexcept, log nothing and never throw: a handle that cannot be released
-// (the context is already gone) is leaked, not reported.
+// (the context is already gone) is leaked, not reported. On a retired device
+// (retired_devices.hpp) destructors release nothing: a free may synchronize
+// the device, and a wedged one would block it for ever.
 //
 // Plain C++: the CUDA handle types are declared here as the opaque structs
 // cuda_runtime.h itself uses (cudaStream_t is CUstream_st*), so bench/ and
@@ -9,7 +11,9 @@
 
 #include <cstddef>
 #include <span>
+#include <string>
 
+#include "kernels/deadline_wait.hpp"
 #include "model/result.hpp"
 
 struct CUstream_st;
@@ -31,9 +35,11 @@ class Stream {
 
   [[nodiscard]] int ordinal() const { return ordinal_; }
   [[nodiscard]] CUstream_st* handle() const { return stream_; }
-  // Waits for everything queued so far. Returns the first error of the work
-  // (a kernel fault surfaces here).
-  [[nodiscard]] Status synchronize() const;
+  // Waits for everything queued so far, polling (deadline_wait.hpp). Returns
+  // the first error of the work (a kernel fault surfaces here), or, when the
+  // work is not done by policy.timeout_s, an error saying so; the device is
+  // then retired.
+  [[nodiscard]] Status synchronize(const PollPolicy& policy = {}) const;
 
  private:
   Stream(int ordinal, CUstream_st* stream) : ordinal_(ordinal), stream_(stream) {}
@@ -56,12 +62,16 @@ class EventPair {
 
   [[nodiscard]] Status record_start(const Stream& stream);
   [[nodiscard]] Status record_end(const Stream& stream);
-  // Waits for the end event and returns the seconds from start to end.
-  [[nodiscard]] Result<double> elapsed_s() const;
-  // Waits for both pairs' events and returns the seconds from this pair's
-  // start to `later`'s start (negative when `later` started first). Both
-  // pairs must be on one device: events of two devices share no clock.
-  [[nodiscard]] Result<double> start_to_start_s(const EventPair& later) const;
+  // Waits for the end event, polling until policy.timeout_s, and returns the
+  // seconds from start to end. A timeout's error begins with `what` ("<what>
+  // did not complete within 30 s ...") and retires the device.
+  [[nodiscard]] Result<double> elapsed_s(const PollPolicy& policy = {},
+                                         const std::string& what = "the timed work") const;
+  // Waits for both pairs' events (as elapsed_s) and returns the seconds from
+  // this pair's start to `later`'s start (negative when `later` started
+  // first). Both pairs must be on one device: events of two devices share no
+  // clock.
+  [[nodiscard]] Result<double> start_to_start_s(const EventPair& later, const PollPolicy& policy = {}) const;
 
   [[nodiscard]] int ordinal() const { return ordinal_; }
 
@@ -129,8 +139,10 @@ class HostRegistration {
   [[nodiscard]] Result<std::byte*> device_pointer(int ordinal) const;
 
  private:
-  HostRegistration(std::span<std::byte> host, bool mapped) : host_(host), mapped_(mapped) {}
+  HostRegistration(int ordinal, std::span<std::byte> host, bool mapped)
+      : ordinal_(ordinal), host_(host), mapped_(mapped) {}
 
+  int ordinal_ = -1;  // the device it was registered through
   std::span<std::byte> host_;
   bool mapped_ = false;
 };

@@ -5,7 +5,11 @@
 #include <array>
 #include <climits>
 #include <cstdio>
+#include <map>
+#include <mutex>
 #include <utility>
+
+#include "topology/deadline_worker.hpp"
 
 namespace pcieval {
 namespace {
@@ -217,7 +221,8 @@ NvmlLibrary::NvmlLibrary(NvmlLibrary&& other) noexcept
     : handle_(std::exchange(other.handle_, nullptr)),
       api_(std::exchange(other.api_, NvmlApi{})),
       missing_optional_(std::move(other.missing_optional_)),
-      initialised_(std::exchange(other.initialised_, false)) {}
+      initialised_(std::exchange(other.initialised_, false)),
+      stuck_calls_(std::move(other.stuck_calls_)) {}
 
 NvmlLibrary& NvmlLibrary::operator=(NvmlLibrary&& other) noexcept {
   if (this != &other) {
@@ -226,6 +231,7 @@ NvmlLibrary& NvmlLibrary::operator=(NvmlLibrary&& other) noexcept {
     api_ = std::exchange(other.api_, NvmlApi{});
     missing_optional_ = std::move(other.missing_optional_);
     initialised_ = std::exchange(other.initialised_, false);
+    stuck_calls_ = std::move(other.stuck_calls_);
   }
   return *this;
 }
@@ -233,6 +239,14 @@ NvmlLibrary& NvmlLibrary::operator=(NvmlLibrary&& other) noexcept {
 NvmlLibrary::~NvmlLibrary() { release(); }
 
 void NvmlLibrary::release() noexcept {
+  if (stuck_calls_ != nullptr && stuck_calls_->load() > 0) {
+    // A call is still inside NVML: nvmlShutdown would wait for it (for ever,
+    // if it never returns) and dlclose would unmap the code it runs. Both are
+    // left to the process's exit.
+    initialised_ = false;
+    handle_ = nullptr;
+    return;
+  }
   // A failed shutdown leaves nothing to undo: the process is letting go of
   // NVML either way, so its code is deliberately not checked.
   if (initialised_ && api_.shutdown != nullptr) static_cast<void>(api_.shutdown());
@@ -257,11 +271,93 @@ Result<PciAddress> parse_nvml_bus_id(std::string_view bus_id) {
   return address;
 }
 
+// --- NvmlReader
+
+namespace {
+
+// "5 s", "0.1 s".
+std::string seconds_text(std::chrono::milliseconds duration) {
+  std::array<char, 32> text{};
+  std::snprintf(text.data(), text.size(), "%g s", static_cast<double>(duration.count()) / 1000.0);
+  return text.data();
+}
+
+}  // namespace
+
+// The worker every NVML call of the reader runs on, and the GPUs it gave up
+// on. The API is copied: its function pointers stay valid while the library
+// is loaded, and a stuck call keeps it loaded (NvmlLibrary::release).
+struct NvmlReader::State {
+  State(const NvmlLibrary& library, std::chrono::milliseconds timeout)
+      : api(library.api()), call_timeout(timeout), worker(library.stuck_calls()) {}
+
+  // Why `gpu` is not queried, when it was given up on.
+  std::optional<std::string> refusal(const PciAddress& gpu) {
+    const std::lock_guard lock(mutex);
+    const auto it = given_up.find(gpu);
+    if (it == given_up.end()) return std::nullopt;
+    return "NVML is not queried again for " + to_string(gpu) + " in this run: " + it->second;
+  }
+
+  void give_up(const PciAddress& gpu, const std::string& reason) {
+    const std::lock_guard lock(mutex);
+    if (given_up.emplace(gpu, reason).second) timeouts.push_back(reason);
+  }
+
+  // Runs fn (which makes NVML call `function` about `gpu`) on the worker.
+  // Errors: the GPU was given up on, the call missed its deadline (the GPU
+  // is then given up on), or the worker refused.
+  template <class Fn>
+  Result<std::invoke_result_t<Fn&>> guarded(const PciAddress& gpu, std::string_view function, Fn fn) {
+    if (auto refused = refusal(gpu)) return make_error(*refused);
+    auto call = worker.call(std::move(fn), call_timeout);
+    if (call.outcome == DeadlineOutcome::kReturned) return std::move(*call.value);
+    if (call.outcome == DeadlineOutcome::kRefused) {
+      return make_error(std::string(function) + " on " + to_string(gpu) +
+                        " not called: " + std::to_string(worker.abandoned_threads()) +
+                        " earlier NVML calls did not return, so NVML is no longer queried in this run");
+    }
+    std::string message =
+        std::string(function) + " on " + to_string(gpu) + " did not return within " + seconds_text(call_timeout);
+    give_up(gpu, message);
+    return make_error(std::move(message));
+  }
+
+  NvmlApi api;
+  std::chrono::milliseconds call_timeout;
+  DeadlineWorker worker;
+  std::mutex mutex;
+  std::map<PciAddress, std::string> given_up;  // guarded by mutex: the call that did not return
+  std::vector<std::string> timeouts;           // guarded by mutex: given_up's reasons in order
+  std::map<NvmlDevice, PciAddress> addresses;  // guarded by mutex: the handles find_gpu returned
+};
+
+NvmlReader::NvmlReader(const NvmlLibrary& library, std::chrono::milliseconds call_timeout)
+    : state_(std::make_unique<State>(library, call_timeout)) {}
+NvmlReader::NvmlReader(NvmlReader&&) noexcept = default;
+NvmlReader& NvmlReader::operator=(NvmlReader&&) noexcept = default;
+NvmlReader::~NvmlReader() = default;
+
+std::vector<std::string> NvmlReader::timeouts() const {
+  const std::lock_guard lock(state_->mutex);
+  return state_->timeouts;
+}
+
 Result<NvmlDevice> NvmlReader::find_gpu(const PciAddress& gpu) const {
   const std::string bus_id = format_nvml_bus_id(gpu);
-  NvmlDevice device = nullptr;
-  const NvmlReturn code = api_->device_get_handle_by_pci_bus_id_v2(bus_id.c_str(), &device);
-  if (code == kNvmlSuccess) return device;
+  auto looked_up = state_->guarded(gpu, "nvmlDeviceGetHandleByPciBusId_v2",
+                                   [lookup = state_->api.device_get_handle_by_pci_bus_id_v2, bus_id] {
+                                     NvmlDevice device = nullptr;
+                                     const NvmlReturn code = lookup(bus_id.c_str(), &device);
+                                     return std::pair<NvmlReturn, NvmlDevice>{code, device};
+                                   });
+  if (!looked_up) return looked_up.error();
+  const auto [code, device] = looked_up.value();
+  if (code == kNvmlSuccess) {
+    const std::lock_guard lock(state_->mutex);
+    state_->addresses.insert_or_assign(device, gpu);
+    return device;
+  }
   if (code == kNvmlErrorNotFound) {
     return make_error("no GPU at " + to_string(gpu) + " known to NVML (looked up as " + bus_id +
                       "): " + code_text(code));
@@ -276,51 +372,68 @@ Result<NvmlGpuLink> NvmlReader::read(const PciAddress& gpu, std::vector<std::str
 
   // One field: nullopt, with the reason in `notes`, when the symbol is absent
   // or the call fails; NOT_SUPPORTED is the common case (vGPU guests, old
-  // boards) and is no fault of the link.
+  // boards) and is no fault of the link. A call that did not return ends the
+  // read: the GPU is given up on, and the read is that error.
   const auto note = [&](const char* function, const std::string& why) {
     if (notes != nullptr) notes->push_back(std::string(function) + ": " + why);
   };
+  std::optional<Error> stuck;
   const auto read_uint = [&](auto fn, const char* function, auto... extra) -> std::optional<unsigned int> {
+    if (stuck) return std::nullopt;
     if (fn == nullptr) {
       note(function, "not exported by this driver");
       return std::nullopt;
     }
-    unsigned int value = 0;
-    const NvmlReturn code = fn(device, extra..., &value);
-    if (code != kNvmlSuccess) {
-      note(function, code_text(code));
+    auto called = state_->guarded(gpu, function, [fn, device, extra...] {
+      unsigned int value = 0;
+      const NvmlReturn code = fn(device, extra..., &value);
+      return std::pair<NvmlReturn, unsigned int>{code, value};
+    });
+    if (!called) {
+      stuck = called.error();
       return std::nullopt;
     }
-    return value;
+    if (called.value().first != kNvmlSuccess) {
+      note(function, code_text(called.value().first));
+      return std::nullopt;
+    }
+    return called.value().second;
   };
   const auto as_int = [](std::optional<unsigned int> value) -> std::optional<int> {
     return value ? checked_int(*value) : std::nullopt;
   };
+  const NvmlApi& api = state_->api;
 
   NvmlGpuLink link;
-  link.current_gen =
-      as_int(read_uint(api_->device_get_curr_pcie_link_generation, "nvmlDeviceGetCurrPcieLinkGeneration"));
-  link.max_gen = as_int(read_uint(api_->device_get_max_pcie_link_generation, "nvmlDeviceGetMaxPcieLinkGeneration"));
+  link.current_gen = as_int(read_uint(api.device_get_curr_pcie_link_generation, "nvmlDeviceGetCurrPcieLinkGeneration"));
+  link.max_gen = as_int(read_uint(api.device_get_max_pcie_link_generation, "nvmlDeviceGetMaxPcieLinkGeneration"));
   link.gpu_max_gen =
-      as_int(read_uint(api_->device_get_gpu_max_pcie_link_generation, "nvmlDeviceGetGpuMaxPcieLinkGeneration"));
-  link.current_width = as_int(read_uint(api_->device_get_curr_pcie_link_width, "nvmlDeviceGetCurrPcieLinkWidth"));
-  link.max_width = as_int(read_uint(api_->device_get_max_pcie_link_width, "nvmlDeviceGetMaxPcieLinkWidth"));
-  if (auto replay = read_uint(api_->device_get_pcie_replay_counter, "nvmlDeviceGetPcieReplayCounter")) {
+      as_int(read_uint(api.device_get_gpu_max_pcie_link_generation, "nvmlDeviceGetGpuMaxPcieLinkGeneration"));
+  link.current_width = as_int(read_uint(api.device_get_curr_pcie_link_width, "nvmlDeviceGetCurrPcieLinkWidth"));
+  link.max_width = as_int(read_uint(api.device_get_max_pcie_link_width, "nvmlDeviceGetMaxPcieLinkWidth"));
+  if (auto replay = read_uint(api.device_get_pcie_replay_counter, "nvmlDeviceGetPcieReplayCounter")) {
     link.replay_counter = *replay;
   }
-  if (auto tx = read_uint(api_->device_get_pcie_throughput, "nvmlDeviceGetPcieThroughput(TX_BYTES)",
+  if (auto tx = read_uint(api.device_get_pcie_throughput, "nvmlDeviceGetPcieThroughput(TX_BYTES)",
                           NvmlPcieUtilCounter::kTxBytes)) {
     link.tx_kbps = *tx;
   }
-  if (auto rx = read_uint(api_->device_get_pcie_throughput, "nvmlDeviceGetPcieThroughput(RX_BYTES)",
+  if (auto rx = read_uint(api.device_get_pcie_throughput, "nvmlDeviceGetPcieThroughput(RX_BYTES)",
                           NvmlPcieUtilCounter::kRxBytes)) {
     link.rx_kbps = *rx;
   }
-  if (api_->device_get_performance_state == nullptr) {
+  if (stuck) return *stuck;
+  if (api.device_get_performance_state == nullptr) {
     note("nvmlDeviceGetPerformanceState", "not exported by this driver");
   } else {
-    int pstate = kNvmlPstateUnknown;
-    const NvmlReturn code = api_->device_get_performance_state(device, &pstate);
+    auto called =
+        state_->guarded(gpu, "nvmlDeviceGetPerformanceState", [fn = api.device_get_performance_state, device] {
+          int pstate = kNvmlPstateUnknown;
+          const NvmlReturn code = fn(device, &pstate);
+          return std::pair<NvmlReturn, int>{code, pstate};
+        });
+    if (!called) return called.error();
+    const auto [code, pstate] = called.value();
     if (code != kNvmlSuccess) {
       note("nvmlDeviceGetPerformanceState", code_text(code));
     } else if (pstate < 0 || pstate > 15) {
@@ -330,11 +443,17 @@ Result<NvmlGpuLink> NvmlReader::read(const PciAddress& gpu, std::vector<std::str
       link.pstate = pstate;
     }
   }
-  if (api_->device_get_name == nullptr) {
+  if (api.device_get_name == nullptr) {
     note("nvmlDeviceGetName", "not exported by this driver");
   } else {
-    std::array<char, kNvmlDeviceNameBufferSize> name{};
-    const NvmlReturn code = api_->device_get_name(device, name.data(), kNvmlDeviceNameBufferSize);
+    using NameBuffer = std::array<char, kNvmlDeviceNameBufferSize>;
+    auto called = state_->guarded(gpu, "nvmlDeviceGetName", [fn = api.device_get_name, device] {
+      NameBuffer name{};
+      const NvmlReturn code = fn(device, name.data(), kNvmlDeviceNameBufferSize);
+      return std::pair<NvmlReturn, NameBuffer>{code, name};
+    });
+    if (!called) return called.error();
+    auto& [code, name] = called.value();
     if (code != kNvmlSuccess) {
       note("nvmlDeviceGetName", code_text(code));
     } else {
@@ -346,13 +465,17 @@ Result<NvmlGpuLink> NvmlReader::read(const PciAddress& gpu, std::vector<std::str
 }
 
 Result<int> NvmlReader::read_utilization_gpu_percent(const PciAddress& gpu) const {
-  if (api_->device_get_utilization_rates == nullptr) {
-    return make_error("nvmlDeviceGetUtilizationRates: not exported by this driver");
-  }
+  const auto get = state_->api.device_get_utilization_rates;
+  if (get == nullptr) return make_error("nvmlDeviceGetUtilizationRates: not exported by this driver");
   auto found = find_gpu(gpu);
   if (!found) return found.error();
-  NvmlUtilization utilization;
-  const NvmlReturn code = api_->device_get_utilization_rates(found.value(), &utilization);
+  auto called = state_->guarded(gpu, "nvmlDeviceGetUtilizationRates", [get, device = found.value()] {
+    NvmlUtilization utilization;
+    const NvmlReturn code = get(device, &utilization);
+    return std::pair<NvmlReturn, NvmlUtilization>{code, utilization};
+  });
+  if (!called) return called.error();
+  const auto [code, utilization] = called.value();
   if (code != kNvmlSuccess) return make_error("nvmlDeviceGetUtilizationRates: " + code_text(code));
   if (utilization.gpu > 100) {
     return make_error("nvmlDeviceGetUtilizationRates: " + std::to_string(utilization.gpu) + "% is not a percentage");
@@ -362,26 +485,56 @@ Result<int> NvmlReader::read_utilization_gpu_percent(const PciAddress& gpu) cons
 
 NvmlCurrentLink NvmlReader::read_current_link(NvmlDevice device) const noexcept {
   NvmlCurrentLink link;
-  unsigned int value = 0;
-  if (api_->device_get_curr_pcie_link_generation != nullptr &&
-      api_->device_get_curr_pcie_link_generation(device, &value) == kNvmlSuccess) {
-    link.gen = checked_int(value);
-  }
-  if (api_->device_get_curr_pcie_link_width != nullptr &&
-      api_->device_get_curr_pcie_link_width(device, &value) == kNvmlSuccess) {
-    link.width = checked_int(value);
+  try {
+    std::optional<PciAddress> gpu;
+    {
+      const std::lock_guard lock(state_->mutex);
+      if (const auto it = state_->addresses.find(device); it != state_->addresses.end()) gpu = it->second;
+    }
+    // A handle this reader did not look up cannot be named in an error or
+    // given up on: it is not read.
+    if (!gpu) return link;
+    // Both calls in one hand-off to the worker: the sampler makes this read
+    // for every GPU in every round, and the hand-off costs more than the
+    // calls.
+    struct Answers {
+      NvmlReturn gen_code = kNvmlErrorFunctionNotFound;
+      unsigned int gen = 0;
+      NvmlReturn width_code = kNvmlErrorFunctionNotFound;
+      unsigned int width = 0;
+    };
+    auto called = state_->guarded(*gpu, "nvmlDeviceGetCurrPcieLinkGeneration/Width",
+                                  [get_gen = state_->api.device_get_curr_pcie_link_generation,
+                                   get_width = state_->api.device_get_curr_pcie_link_width, device] {
+                                    Answers answers;
+                                    if (get_gen != nullptr) answers.gen_code = get_gen(device, &answers.gen);
+                                    if (get_width != nullptr) answers.width_code = get_width(device, &answers.width);
+                                    return answers;
+                                  });
+    if (!called) return link;
+    const Answers& answers = called.value();
+    if (answers.gen_code == kNvmlSuccess) link.gen = checked_int(answers.gen);
+    if (answers.width_code == kNvmlSuccess) link.width = checked_int(answers.width);
+  } catch (...) {
+    // Only an allocation failure gets here; a sample with nothing read is
+    // what the sampler records for any failed read.
+    return NvmlCurrentLink{};
   }
   return link;
 }
 
 Result<std::uint64_t> NvmlReader::read_replay_counter(const PciAddress& gpu) const {
-  if (api_->device_get_pcie_replay_counter == nullptr) {
-    return make_error("nvmlDeviceGetPcieReplayCounter is not exported by this driver");
-  }
+  const auto get = state_->api.device_get_pcie_replay_counter;
+  if (get == nullptr) return make_error("nvmlDeviceGetPcieReplayCounter is not exported by this driver");
   auto found = find_gpu(gpu);
   if (!found) return found.error();
-  unsigned int value = 0;
-  const NvmlReturn code = api_->device_get_pcie_replay_counter(found.value(), &value);
+  auto called = state_->guarded(gpu, "nvmlDeviceGetPcieReplayCounter", [get, device = found.value()] {
+    unsigned int value = 0;
+    const NvmlReturn code = get(device, &value);
+    return std::pair<NvmlReturn, unsigned int>{code, value};
+  });
+  if (!called) return called.error();
+  const auto [code, value] = called.value();
   if (code != kNvmlSuccess) {
     return make_error("nvmlDeviceGetPcieReplayCounter for " + to_string(gpu) + ": " + code_text(code));
   }

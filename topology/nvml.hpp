@@ -4,8 +4,11 @@
 // here, with the C ABI NVML has kept since the _v2 entry points (PCIE-FACTS 6).
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -96,8 +99,11 @@ inline constexpr std::string_view kNvmlLibraryName = "libnvidia-ml.so.1";
                                                std::vector<std::string>* missing_optional = nullptr);
 
 // An initialised NVML session: the dlopen handle (when loaded from a file) and
-// the nvmlInit_v2 it made. The destructor calls nvmlShutdown, then dlclose.
-// Move-only; a moved-from session owns nothing.
+// the nvmlInit_v2 it made. The destructor calls nvmlShutdown, then dlclose,
+// unless a reader's call into NVML missed its deadline and has not returned:
+// then it does neither (shutdown would wait on the stuck call, and unloading
+// would pull the code from under it) and the session is left to the process's
+// exit. Move-only; a moved-from session owns nothing.
 class NvmlLibrary {
  public:
   // dlopens `library_name` (RTLD_NOW: a missing symbol is found here, not
@@ -122,6 +128,11 @@ class NvmlLibrary {
   // for a note in the evidence: the fields they read stay unknown.
   [[nodiscard]] const std::vector<std::string>& missing_symbols() const { return missing_optional_; }
 
+  // How many calls into this session missed their deadline and are still
+  // running (NvmlReader counts them here). Shared with the threads that run
+  // them, which may outlive the session.
+  [[nodiscard]] std::shared_ptr<std::atomic<int>> stuck_calls() const { return stuck_calls_; }
+
  private:
   NvmlLibrary(void* handle, const NvmlApi& api, std::vector<std::string> missing_optional);
   // Calls nvmlInit_v2; on success the destructor owes nvmlShutdown.
@@ -132,7 +143,14 @@ class NvmlLibrary {
   NvmlApi api_;
   std::vector<std::string> missing_optional_;
   bool initialised_ = false;  // nvmlInit_v2 succeeded: nvmlShutdown is owed
+  std::shared_ptr<std::atomic<int>> stuck_calls_ = std::make_shared<std::atomic<int>>(0);
 };
+
+// How long one NVML call may take before the reader gives up on it. NVML
+// answers in microseconds to milliseconds; a call still running after
+// seconds is stuck in the driver (a GPU that fell off the bus, a wedged
+// driver), not slow.
+inline constexpr std::chrono::milliseconds kNvmlCallTimeout{5000};
 
 // NVML's own bus-id form: "%08X:%02X:%02X.%X" ("00000000:17:00.0"), the way
 // nvmlPciInfo_t.busId prints it. NVML accepts it back; sysfs uses "0000:17:00.0".
@@ -148,12 +166,24 @@ struct NvmlCurrentLink {
   std::optional<int> width;
 };
 
-// Reads GPUs' links through an initialised session. Holds no state of its own
-// and NVML is thread-safe, so one reader may serve the sampler thread and the
-// caller at once. The library must outlive the reader.
+class DeadlineWorker;
+
+// Reads GPUs' links through an initialised session. Every NVML call runs on
+// the reader's worker thread (topology/deadline_worker.hpp) and is waited for
+// until `call_timeout`: a call that does not return by then is an error
+// ("nvmlDeviceGetCurrPcieLinkGeneration on 0000:17:00.0 did not return within
+// 5 s"), and that GPU is not queried through NVML again by this reader; the
+// other GPUs still are. Thread-safe (NVML is, and the reader's own state is
+// locked), so one reader may serve the sampler thread and the caller at once.
+// The library must outlive the reader. Move-only.
 class NvmlReader {
  public:
-  explicit NvmlReader(const NvmlLibrary& library) : api_(&library.api()) {}
+  explicit NvmlReader(const NvmlLibrary& library, std::chrono::milliseconds call_timeout = kNvmlCallTimeout);
+  NvmlReader(NvmlReader&&) noexcept;
+  NvmlReader& operator=(NvmlReader&&) noexcept;
+  NvmlReader(const NvmlReader&) = delete;
+  NvmlReader& operator=(const NvmlReader&) = delete;
+  ~NvmlReader();
 
   // The handle of the GPU at `gpu`. Errors name the address: "no GPU at
   // 0000:17:00.0 known to NVML (...)" for NOT_FOUND, the NVML code otherwise.
@@ -165,8 +195,9 @@ class NvmlReader {
   // knows whether copies were running.
   [[nodiscard]] Result<NvmlGpuLink> read(const PciAddress& gpu, std::vector<std::string>* notes = nullptr) const;
 
-  // Current generation and width only: two calls, no allocation, for the
-  // sampler's rounds.
+  // Current generation and width only, for the sampler's rounds: two calls,
+  // each on the worker. A call that failed, missed its deadline, or was not
+  // made (the GPU was given up on) leaves its field nullopt.
   [[nodiscard]] NvmlCurrentLink read_current_link(NvmlDevice device) const noexcept;
 
   // nvmlDeviceGetPcieReplayCounter, for the before/after counters.
@@ -176,8 +207,15 @@ class NvmlReader {
   // running someone else's kernels shares its link with them.
   [[nodiscard]] Result<int> read_utilization_gpu_percent(const PciAddress& gpu) const;
 
+  // The GPUs given up on, each with the call that did not return ("... did
+  // not return within 5 s"), in the order it happened: for notes in the
+  // evidence.
+  [[nodiscard]] std::vector<std::string> timeouts() const;
+
+  struct State;  // defined in nvml.cpp
+
  private:
-  const NvmlApi* api_;
+  std::unique_ptr<State> state_;
 };
 
 }  // namespace pcieval
