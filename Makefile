@@ -19,6 +19,8 @@ build: deps $(BUILD_DIR)/CMakeCache.txt
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 # Only the pcieval binary: what `make run` needs, without the test suites.
+# Where MPI was found the target also builds pcieval-mpi beside it, which
+# `mpirun ... build/pcieval check` execs (app/CMakeLists.txt).
 binary: deps $(BUILD_DIR)/CMakeCache.txt
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target pcieval
 

@@ -1,8 +1,11 @@
 // pcieval: PCIe bandwidth benchmark and validation for GPU nodes.
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <map>
+#include <string>
 
 #include "app/commands.hpp"
+#include "app/mpi_launch.hpp"
 #ifdef PCIEVAL_HAVE_MPI
 #include "app/mpi_fleet.hpp"
 #endif
@@ -140,24 +143,27 @@ CLI::App* add_retrain_command(CLI::App& cli, pcieval::app::RetrainCommandOptions
   return command;
 }
 
-// check, on its own or as one node of an MPI fleet run.
-int run_check_or_fleet(const pcieval::app::CheckOptions& check, const pcieval::app::FleetCheckOptions& fleet) {
+// check, on its own or as one node of an MPI fleet run. This main is built
+// twice: `pcieval` (no MPI) hands an MPI launch to `pcieval-mpi`, the same
+// main built with PCIEVAL_HAVE_MPI, which runs the fleet itself.
+int run_check_or_fleet(const pcieval::app::CheckOptions& check, const pcieval::app::FleetCheckOptions& fleet,
+                       [[maybe_unused]] char** argv) {
 #ifdef PCIEVAL_HAVE_MPI
   if (pcieval::app::launched_by_mpi()) return pcieval::app::run_fleet_check(check, fleet);
+#else
+  // exec keeps the pid, so the launcher still tracks the rank; libmpi is
+  // loaded only by the processes of a fleet run. Nothing is written first.
+  if (pcieval::app::launched_by_mpi()) {
+    pcieval::app::print_error(pcieval::app::exec_mpi_sibling(argv).message);
+    return kExitUsage;
+  }
+#endif
   if (fleet.any_given()) {
     pcieval::app::print_error(
         "--fleet-output, --fleet-html and --fleet-one-node-per-rank need an MPI launch (mpirun or srun); for "
         "results files use 'pcieval fleet merge'");
     return kExitUsage;
   }
-#else
-  if (fleet.any_given()) {
-    pcieval::app::print_error(
-        "this pcieval was built without MPI: --fleet-* flags are unavailable; use 'pcieval fleet merge' on the "
-        "nodes' results files");
-    return kExitUsage;
-  }
-#endif
   return pcieval::app::run_check(check);
 }
 
@@ -263,7 +269,7 @@ int run(int argc, char** argv) {
     check.probes.enabled = !no_probes;
     if (full) check.probes.config.mode = pcieval::ProbeMode::kFull;
     check.probes.progress = !check.judge.quiet;
-    return run_check_or_fleet(check, fleet_check);
+    return run_check_or_fleet(check, fleet_check, argv);
   }
   if (fleet_merge_cmd->parsed()) return pcieval::app::run_fleet_merge(fleet_merge);
   if (validate_cmd->parsed()) return pcieval::app::run_validate(validate);

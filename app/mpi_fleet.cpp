@@ -209,14 +209,6 @@ std::optional<long> env_number(const char* name) {
 
 }  // namespace
 
-bool launched_by_mpi() {
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "PMI_RANK"}) {
-    const char* value = std::getenv(name);
-    if (value != nullptr && *value != '\0') return true;
-  }
-  return false;
-}
-
 std::string expand_rank(std::string text, int node) {
   static constexpr std::string_view kPlaceholder = "{rank}";
   const std::string number = std::to_string(node);

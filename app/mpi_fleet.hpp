@@ -1,22 +1,15 @@
 // `mpirun -np N pcieval check ...` and `srun pcieval check ...`: every node
-// runs its own check and rank 0 tells the fleet. Compiled only when the build
-// found MPI (PCIEVAL_HAVE_MPI); this header itself needs no MPI header.
+// runs its own check and rank 0 tells the fleet. Compiled only into
+// pcieval-mpi, built where the build found MPI (PCIEVAL_HAVE_MPI); `pcieval`
+// execs it under a launcher (mpi_launch.hpp). This header needs no MPI header.
 #pragma once
 
 #include <string>
 
 #include "app/commands.hpp"
+#include "app/mpi_launch.hpp"  // launched_by_mpi()
 
 namespace pcieval::app {
-
-// Whether an MPI launcher started this process: Open MPI's mpirun
-// (OMPI_COMM_WORLD_SIZE), a PMIx server (PMIX_RANK: Open MPI 4+, srun
-// --mpi=pmix) or a PMI-1/2 one (PMI_SIZE: srun --mpi=pmi2, MPICH's hydra).
-// SLURM_* alone is not a launch: a batch script that runs a plain
-// `pcieval check` has them too, and MPI_Init there would need a runtime the
-// check does not. Only then is MPI_Init called, so a plain check never needs
-// an MPI runtime to run (the binary still loads libmpi, being linked to it).
-[[nodiscard]] bool launched_by_mpi();
 
 // "{rank}" in `text` replaced by `node` (every occurrence).
 [[nodiscard]] std::string expand_rank(std::string text, int node);
