@@ -70,13 +70,14 @@ std::optional<std::string> path_cut_short(const std::vector<PciFunction>& functi
          "): links above it are not in the capture and were not judged";
 }
 
-// Origins of the evidence, by address: "file:line" of each lspci block and
-// nvidia-smi GPU link, so a verdict can name the lines it rests on.
-using Origins = std::map<PciAddress, std::vector<std::string>>;
-
-void add_origin(Origins& origins, const PciAddress& address, std::string origin) {
-  auto& list = origins[address];
-  if (std::find(list.begin(), list.end(), origin) == list.end()) list.push_back(std::move(origin));
+// Where each lspci block and nvidia-smi GPU link was read, kept in the
+// evidence so that a verdict (here or in `validate`) names the lines it rests
+// on (validate/capture_rules.hpp, cite_capture_lines).
+void add_capture_line(Evidence& evidence, const PciAddress& address, const std::string& source, std::size_t line) {
+  const bool known = std::any_of(evidence.capture_lines.begin(), evidence.capture_lines.end(), [&](const CaptureLine& c) {
+    return c.device && *c.device == address && c.source == source && c.line == line;
+  });
+  if (!known) evidence.capture_lines.push_back(CaptureLine{address, std::nullopt, source, line});
 }
 
 // Everything read from the files, by format.
@@ -86,9 +87,10 @@ struct Captures {
   std::vector<KernelLogCapture> kernel_logs;
   std::vector<ToolCapture> tools;  // nvbandwidth, bandwidthTest, nccl-tests (diagnose_tools.hpp)
   std::vector<std::string> names;
+  std::vector<std::string> notes;  // how files that mix formats were split
 };
 
-Evidence evidence_from(const LspciCapture& capture, Origins& origins) {
+Evidence evidence_from(const LspciCapture& capture) {
   const std::vector<PciFunction> functions = placed_functions(capture);
   Evidence evidence;
   // The capture says nothing reliable about the host it came from; the name of
@@ -101,7 +103,7 @@ Evidence evidence_from(const LspciCapture& capture, Origins& origins) {
   std::size_t unplaced = 0;
   for (std::size_t i = 0; i < functions.size(); ++i) {
     const PciFunction& function = functions[i];
-    add_origin(origins, function.bdf, capture.devices[i].source + ":" + std::to_string(capture.devices[i].line));
+    add_capture_line(evidence, function.bdf, capture.devices[i].source, capture.devices[i].line);
     const bool host_bridge = (function.class_code >> 8) == 0x0600;
     if (function.is_bridge || host_bridge) {
       // Not devices of their own; their caveats matter to the paths through them.
@@ -195,7 +197,7 @@ void note_disagreements(DeviceRecord& record, const NvidiaSmiGpu& gpu, const std
 // Merges nvidia-smi's GPUs into the evidence by address. A GPU captured busy
 // gives a link sample under load for its own port, the evidence judge_links
 // already uses to tell an idle downshift from a downgrade.
-void add_nvidia_smi(Evidence& evidence, const std::vector<NvidiaSmiCapture>& captures, Origins& origins) {
+void add_nvidia_smi(Evidence& evidence, const std::vector<NvidiaSmiCapture>& captures) {
   std::size_t busy = 0;
   std::size_t not_busy = 0;
   for (const NvidiaSmiCapture& capture : captures) {
@@ -221,10 +223,12 @@ void add_nvidia_smi(Evidence& evidence, const std::vector<NvidiaSmiCapture>& cap
       DeviceRecord& record = *found;
       record.nvml = gpu.nvml;
       record.notes.insert(record.notes.end(), gpu.notes.begin(), gpu.notes.end());
-      add_origin(origins, gpu.bdf, where);
-      if (gpu.host_max_gen && gpu.nvml.max_gen && *gpu.host_max_gen < *gpu.nvml.max_gen) {
-        record.notes.push_back("nvidia-smi " + where + ": Host Max Gen" + std::to_string(*gpu.host_max_gen) +
-                               " is below Max Gen" + std::to_string(*gpu.nvml.max_gen));
+      add_capture_line(evidence, gpu.bdf, gpu.source, gpu.link_line);
+      if (gpu.nvml.host_max_gen && gpu.nvml.gpu_max_gen && *gpu.nvml.host_max_gen < *gpu.nvml.gpu_max_gen) {
+        record.notes.push_back("nvidia-smi " + where + ": the host caps the link at Gen" +
+                               std::to_string(*gpu.nvml.host_max_gen) + " (Host Max) below the GPU's Gen" +
+                               std::to_string(*gpu.nvml.gpu_max_gen) + " (Device Max): judged against Gen" +
+                               std::to_string(*gpu.nvml.host_max_gen) + ", not a downgrade");
       }
       if (gpu.replay_rollovers && *gpu.replay_rollovers > 0) {
         record.notes.push_back("nvidia-smi " + where + ": " + std::to_string(*gpu.replay_rollovers) +
@@ -257,16 +261,19 @@ void add_nvidia_smi(Evidence& evidence, const std::vector<NvidiaSmiCapture>& cap
   }
 }
 
-// Kernel events in the validator's terms, and notes on what is not judged.
-std::vector<CapturedEvent> add_kernel_logs(Evidence& evidence, const std::vector<KernelLogCapture>& captures) {
-  std::vector<CapturedEvent> events;
+// Kernel events in the validator's terms, kept in the evidence, and notes on
+// what is not judged.
+void add_kernel_logs(Evidence& evidence, const std::vector<KernelLogCapture>& captures) {
+  std::vector<CapturedEvent>& events = evidence.captured_events;
   for (const KernelLogCapture& capture : captures) {
     evidence.notes.insert(evidence.notes.end(), capture.notes.begin(), capture.notes.end());
     std::size_t notifications = 0;
     for (const KernelLogEvent& event : capture.events) {
       CapturedEvent out;
       out.device = event.device;
-      out.origin = capture.source + ":" + std::to_string(event.line);
+      out.source = capture.source;
+      out.line = event.line;
+      out.text = event.text;
       switch (event.kind) {
         case KernelEventKind::kBandwidthLimited:
           out.kind = CapturedEvent::Kind::kLinkLimited;
@@ -307,104 +314,88 @@ std::vector<CapturedEvent> add_kernel_logs(Evidence& evidence, const std::vector
   if (const std::string correctable = correctable_summary(events); !correctable.empty()) {
     evidence.notes.push_back("correctable AER errors in the kernel log (reported, not judged): " + correctable);
   }
-  return events;
 }
 
-bool is_link_code(ReasonCode code) {
-  switch (code) {
-    case ReasonCode::kLinkAtExpectedState:
-    case ReasonCode::kLinkSpeedBelowExpected:
-    case ReasonCode::kLinkWidthBelowExpected:
-    case ReasonCode::kLinkSpeedAndWidthBelowExpected:
-    case ReasonCode::kGpuLinkSpeedIdle:
-    case ReasonCode::kLinkStateUnknown:
-    case ReasonCode::kLinkAboveCapability:
-    case ReasonCode::kLinkPathUnknown:
-      return true;
-    default:
-      return false;
+// Parses one section of an input, `first_line` being where it starts in the
+// file, so that each verdict cites the file's own line numbers.
+Status parse_section(CaptureFormat format, std::string_view text, const std::string& name, std::size_t first_line,
+                     Captures& captures) {
+  if (format == CaptureFormat::kKernelLog) {
+    auto parsed = parse_kernel_log(text, name, first_line);
+    if (!parsed) return parsed.error();
+    captures.kernel_logs.push_back(std::move(parsed).value());
+    return ok_status();
   }
-}
-
-// " (lspci.txt:61, nvidia-smi.txt:42)": the lines a link verdict rests on, the
-// block of the link's lower end and of the subject (its nvidia-smi link info).
-std::string cited_lines(const Verdict& verdict, const Origins& origins) {
-  std::vector<std::string> cited;
-  const auto cite = [&](const PciAddress& address) {
-    const auto found = origins.find(address);
-    if (found == origins.end()) return;
-    for (const auto& origin : found->second) {
-      if (std::find(cited.begin(), cited.end(), origin) == cited.end()) cited.push_back(origin);
-    }
-  };
-  if (verdict.link) cite(verdict.link->downstream);
-  if (auto subject = parse_pci_address(verdict.subject)) cite(subject.value());
-  std::string text;
-  for (const auto& origin : cited) text += (text.empty() ? "" : ", ") + origin;
-  return text.empty() ? text : " (" + text + ")";
-}
-
-// Where the work of the judge-and-report tail comes back to diagnose: file and
-// line on every link verdict, then the kernel log's verdicts.
-void amend(Results& results, const Origins& origins, const std::vector<CapturedEvent>& events) {
-  for (Verdict& verdict : judge_nvml_only_gpus(results.evidence)) results.verdicts.push_back(std::move(verdict));
-  for (Verdict& verdict : results.verdicts) {
-    if (is_link_code(verdict.code)) verdict.reason += cited_lines(verdict, origins);
+  // The other parsers count lines from the start of what they are given:
+  // blank lines in front keep their numbers right (sections other than a
+  // kernel log are kilobytes, so the copy is cheap).
+  std::string padded;
+  if (first_line > 1) {
+    padded.reserve(first_line - 1 + text.size());
+    padded.assign(first_line - 1, '\n');
+    padded.append(text);
+    text = padded;
   }
-  for (Verdict& verdict : judge_captured_events(results.evidence, events))
-    results.verdicts.push_back(std::move(verdict));
-  results.overall = overall_of(results.verdicts);
-  results.summary = summarize(results.verdicts, results.evidence);
-}
-
-// Reads and parses one input; errors are the one line diagnose prints.
-Status read_capture(const std::string& path, const std::optional<CaptureFormat>& forced, Captures& captures) {
-  const std::string name = display_name(path);
-  auto text = read_input_file(path, kMaxCaptureBytes, "a capture");
-  if (!text) return text.error();
-  CaptureFormat format;
-  if (forced) {
-    format = *forced;
-  } else if (auto detected = detect_capture_format(text.value())) {
-    format = detected.value();
-  } else {
-    return make_error(name + ": " + detected.error().message);
-  }
-  captures.names.push_back(name);
   switch (format) {
     case CaptureFormat::kLspci: {
-      auto parsed = parse_lspci(text.value(), name);
+      auto parsed = parse_lspci(text, name);
       if (!parsed) return parsed.error();
       captures.lspci.push_back(std::move(parsed).value());
       return ok_status();
     }
     case CaptureFormat::kNvidiaSmi: {
-      auto parsed = parse_nvidia_smi(text.value(), name);
+      auto parsed = parse_nvidia_smi(text, name);
       if (!parsed) return parsed.error();
       captures.nvidia_smi.push_back(std::move(parsed).value());
       return ok_status();
     }
     case CaptureFormat::kNvidiaSmiXml: {
-      auto parsed = parse_nvidia_smi_xml(text.value(), name);
+      auto parsed = parse_nvidia_smi_xml(text, name);
       if (!parsed) return parsed.error();
       captures.nvidia_smi.push_back(std::move(parsed).value());
-      return ok_status();
-    }
-    case CaptureFormat::kKernelLog: {
-      auto parsed = parse_kernel_log(text.value(), name);
-      if (!parsed) return parsed.error();
-      captures.kernel_logs.push_back(std::move(parsed).value());
       return ok_status();
     }
     default:
       break;
   }
-  if (auto tool = parse_tool_capture(format, text.value(), name)) {
+  if (auto tool = parse_tool_capture(format, text, name)) {
     if (!*tool) return tool->error();
     captures.tools.push_back(std::move(*tool).value());
     return ok_status();
   }
   return make_error(name + ": format " + std::string(to_string(format)) + " is not read by diagnose yet");
+}
+
+// Reads and parses one input; errors are the one line diagnose prints. A file
+// that holds several formats (a ticket paste of lspci -vv then dmesg) is read
+// section by section, unless --format names one.
+Status read_capture(const std::string& path, const std::optional<CaptureFormat>& forced, Captures& captures) {
+  const std::string name = display_name(path);
+  auto input = map_input_file(path, kMaxCaptureBytes, "a capture");
+  if (!input) return input.error();
+  // Parsers copy what they keep, so the text need not outlive this call.
+  const std::string_view text = input.value().view();
+  std::vector<CaptureSection> sections;
+  if (forced) {
+    sections.push_back(CaptureSection{*forced, 0, text.size(), 1});
+  } else if (auto split = split_capture_sections(text)) {
+    sections = std::move(split).value();
+  } else {
+    return make_error(name + ": " + split.error().message);
+  }
+  captures.names.push_back(name);
+  std::string parts;
+  for (const CaptureSection& section : sections) {
+    if (Status parsed = parse_section(section.format, text.substr(section.offset, section.size), name,
+                                      section.first_line, captures);
+        !parsed) {
+      return parsed;
+    }
+    parts += (parts.empty() ? "" : ", ") + std::string(to_string(section.format)) + " from line " +
+             std::to_string(section.first_line);
+  }
+  if (sections.size() > 1) captures.notes.push_back(name + " holds several captures, read one by one: " + parts);
+  return ok_status();
 }
 
 }  // namespace
@@ -436,14 +427,14 @@ int run_diagnose(const DiagnoseOptions& options) {
     }
   }
 
-  Origins origins;
   Results results;
   Evidence& evidence = results.evidence;
-  if (!captures.lspci.empty()) evidence = evidence_from(merge_lspci_captures(std::move(captures.lspci)), origins);
+  if (!captures.lspci.empty()) evidence = evidence_from(merge_lspci_captures(std::move(captures.lspci)));
   std::string sources;
   for (const auto& name : captures.names) sources += (sources.empty() ? "" : ", ") + name;
   evidence.notes.insert(evidence.notes.begin(), "diagnosed from captured text: " + sources);
-  add_nvidia_smi(evidence, captures.nvidia_smi, origins);
+  evidence.notes.insert(evidence.notes.begin() + 1, captures.notes.begin(), captures.notes.end());
+  add_nvidia_smi(evidence, captures.nvidia_smi);
   const bool any_gpu = std::any_of(evidence.devices.begin(), evidence.devices.end(), [](const DeviceRecord& d) {
     return d.function.kind == DeviceKind::kGpu && !(d.nvml && d.nvml->under_load);
   });
@@ -452,16 +443,11 @@ int run_diagnose(const DiagnoseOptions& options) {
                           "GPU links in captured text are taken as read without load unless nvidia-smi captured the "
                           "GPU busy: an idle GPU's lower link speed is inconclusive, not a downgrade");
   }
-  std::vector<CapturedEvent> events = add_kernel_logs(evidence, captures.kernel_logs);
-  ToolEvidence tools = add_tool_captures(evidence, captures.tools);
+  add_kernel_logs(evidence, captures.kernel_logs);
+  if (stated_link) evidence.stated_link = StatedLink{*stated_link, "--link " + *options.link};
+  add_tool_captures(evidence, captures.tools);
 
-  JudgeOptions judge = options.judge;
-  judge.amend_verdicts = [origins = std::move(origins), events = std::move(events), tools = std::move(tools),
-                          stated_link](Results& judged) {
-    judge_tool_captures(judged, tools, stated_link);
-    amend(judged, origins, events);
-  };
-  return judge_and_report(std::move(results), judge);
+  return judge_and_report(std::move(results), options.judge);
 }
 
 }  // namespace pcieval::app

@@ -58,23 +58,19 @@ std::optional<Result<ToolCapture>> parse_tool_capture(CaptureFormat format, std:
   }
 }
 
-ToolEvidence add_tool_captures(Evidence& evidence, const std::vector<ToolCapture>& captures) {
-  ToolEvidence out;
+void add_tool_captures(Evidence& evidence, const std::vector<ToolCapture>& captures) {
+  if (captures.empty()) return;
   for (ToolCapture capture : captures) {
-    out.any = true;
     evidence.notes.insert(evidence.notes.end(), capture.notes.begin(), capture.notes.end());
     if (capture.skipped_lines > 0) {
       evidence.notes.push_back(capture.source + ": skipped " + std::to_string(capture.skipped_lines) +
                                " lines that are not part of the " + capture.tool + " output");
     }
     if (!capture.nccl_rows.empty()) {
-      evidence.notes.push_back(
-          summarize_nccl(capture) +
-          ". Recorded, not judged: an all-reduce moves data both ways on every GPU at once, through NVLink where "
-          "there is one and through host memory otherwise, so no single link's budget says what it should reach");
-      continue;
-    }
-    if (capture.gpu_addresses.empty()) {
+      // The all-reduce's readings name their GPUs by address or not at all
+      // (a collective has no one CUDA index): no bus-order matching.
+      evidence.notes.push_back(summarize_nccl(capture));
+    } else if (capture.gpu_addresses.empty()) {
       const auto addresses = bus_order_addresses(evidence, indices_of(capture));
       if (!addresses.empty() && assign_gpu_addresses(capture, addresses) > 0) {
         evidence.notes.push_back(capture.source + ": " + capture.tool +
@@ -84,21 +80,21 @@ ToolEvidence add_tool_captures(Evidence& evidence, const std::vector<ToolCapture
       }
     }
     for (ToolReading& reading : capture.readings) {
-      out.origins[evidence.measurements.size()] = reading.source + ":" + std::to_string(reading.line);
+      evidence.capture_lines.push_back(
+          CaptureLine{std::nullopt, evidence.measurements.size(), reading.source, reading.line});
       evidence.measurements.push_back(std::move(reading.measurement));
     }
   }
-  return out;
-}
-
-void judge_tool_captures(Results& results, const ToolEvidence& tools, const std::optional<LinkState>& stated_link) {
-  if (!tools.any) return;
+  // What is read but not judged depends on the evidence and the stated link
+  // only, not on thresholds: said once here, not by every re-judgement.
   ToolJudgeOptions options;
-  options.stated_link = stated_link;
-  options.origins = tools.origins;
-  ToolJudgement judged = judge_tool_bandwidth(results.evidence, results.thresholds, options);
-  for (Verdict& verdict : judged.verdicts) results.verdicts.push_back(std::move(verdict));
-  for (std::string& note : judged.notes) results.evidence.notes.push_back(std::move(note));
+  if (evidence.stated_link) options.stated_link = evidence.stated_link->link;
+  for (std::string& note : judge_tool_bandwidth(evidence, ThresholdProfile{}, options).notes) {
+    evidence.notes.push_back(std::move(note));
+  }
+  for (std::string& note : judge_nccl_tests_bandwidth(evidence, ThresholdProfile{}, options).notes) {
+    evidence.notes.push_back(std::move(note));
+  }
 }
 
 }  // namespace pcieval::app

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "model/captured_event.hpp"
+
 namespace pcieval {
 namespace {
 
@@ -134,7 +136,88 @@ std::string gbps_text(double gbps) {
   return buffer;
 }
 
+// NCCL's own word (NCCL_DEBUG=INFO) that the environment turned peer-to-peer
+// off: NCCL_P2P_DISABLE=1, or NCCL_P2P_LEVEL LOC (0), "peer-to-peer never".
+// A shell prompt pasted above the output is not taken: it says what someone
+// typed, not what NCCL read.
+bool disables_p2p(std::string_view line) {
+  constexpr std::string_view kInfo = "NCCL INFO ";
+  const auto info = line.find(kInfo);
+  if (info == std::string_view::npos) return false;
+  const std::string_view message = line.substr(info + kInfo.size());
+  return message.starts_with("NCCL_P2P_DISABLE set by environment to 1") ||
+         message.starts_with("NCCL_P2P_LEVEL set by environment to LOC") ||
+         message.starts_with("NCCL_P2P_LEVEL set by environment to 0");
+}
+
+// The same in a -J document's "env" list ("NCCL_P2P_DISABLE=1").
+bool env_disables_p2p(const nlohmann::json& document) {
+  const auto env = document.find("env");
+  if (env == document.end() || !env->is_array()) return false;
+  for (const nlohmann::json& item : *env) {
+    if (!item.is_string()) continue;
+    const std::string& text = item.get_ref<const std::string&>();
+    if (text == "NCCL_P2P_DISABLE=1" || text == "NCCL_P2P_LEVEL=LOC" || text == "NCCL_P2P_LEVEL=0") return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+void add_all_reduce_readings(ToolCapture& capture, const std::optional<std::string>& p2p_disabled_at) {
+  if (capture.nccl_collective != "all_reduce") return;
+  if (!capture.nccl_ranks || *capture.nccl_ranks < 2) {
+    capture.notes.push_back(capture.source +
+                            ": the all-reduce's rank count is not in the capture (or is 1): its numbers are not "
+                            "read as measurements");
+    return;
+  }
+  const int ranks = *capture.nccl_ranks;
+  const double factor = all_reduce_bus_factor(ranks);
+  std::vector<PciAddress> gpus;
+  if (capture.gpu_addresses.size() == static_cast<std::size_t>(ranks)) {
+    for (const auto& [index, address] : capture.gpu_addresses) gpus.push_back(address);
+  }
+  std::size_t corrupted = 0;
+  std::size_t read = 0;
+  for (const NcclRow& row : capture.nccl_rows) {
+    if (row.in_place) continue;
+    if (row.wrong_elements && *row.wrong_elements > 0) {
+      ++corrupted;
+      continue;
+    }
+    ToolReading reading;
+    Measurement& m = reading.measurement;
+    m.probe = std::string(p2p_disabled_at ? kNcclTestsAllReduceHostProbe : kNcclTestsAllReduceProbe);
+    m.subject = std::to_string(ranks) + " GPUs";
+    m.gpus = gpus;
+    m.direction = Direction::kAllReduce;
+    m.method = CopyMethod::kNccl;
+    // nccl-tests reduces device buffers; pinned is what the live all-reduce
+    // probe records too (HostMemory has no "none").
+    m.host_memory = HostMemory::kPinned;
+    m.aggregation = Aggregation::kBusBandwidth;
+    m.size_bytes = row.size_bytes;
+    m.bytes_per_trial = static_cast<std::uint64_t>(std::llround(static_cast<double>(row.size_bytes) * factor));
+    m.trials_gbps = {row.busbw_gbps};
+    m.stats = summarize_trials(m.trials_gbps);
+    m.verified = row.wrong_elements.has_value();
+    reading.source = capture.source;
+    reading.line = row.line;
+    capture.readings.push_back(std::move(reading));
+    ++read;
+  }
+  std::string note = capture.source + ": nccl-tests all_reduce busbw of the out-of-place half recorded as " +
+                     std::to_string(read) + " measurements (the live all-reduce probes reduce into a separate "
+                     "buffer too)";
+  if (corrupted > 0) note += "; " + std::to_string(corrupted) + " sizes with wrong elements left out";
+  note += p2p_disabled_at
+              ? "; peer-to-peer disabled (" + *p2p_disabled_at +
+                    "): every byte crossed each GPU's PCIe link through host memory"
+              : "; the capture does not show peer-to-peer disabled (NCCL_DEBUG=INFO prints \"NCCL_P2P_DISABLE set "
+                "by environment to 1\"), so NCCL may have used NVLink or peer-to-peer";
+  capture.notes.push_back(std::move(note));
+}
 
 double all_reduce_bus_factor(int ranks) { return 2.0 * (ranks - 1) / ranks; }
 
@@ -144,10 +227,14 @@ Result<ToolCapture> parse_nccl_tests(std::string_view text, std::string_view sou
   capture.source = std::string(source);
   std::optional<Columns> columns;
   std::string first_host;
+  std::optional<std::string> p2p_disabled_at;
 
   for (const Line& line : tool_text::split_lines(text)) {
     const auto cells = fields(line.text);
     if (cells.empty()) continue;
+    if (!p2p_disabled_at && disables_p2p(line.text)) {
+      p2p_disabled_at = capture.source + ":" + std::to_string(line.number);
+    }
     if (cells[0] == "#" || cells[0].starts_with('#')) {
       if (cells.size() >= 3 && cells[1] == "Rank") {
         read_rank_line(cells, capture, first_host);
@@ -180,6 +267,7 @@ Result<ToolCapture> parse_nccl_tests(std::string_view text, std::string_view sou
   if (capture.nccl_rows.empty()) {
     return make_error(capture.source + ": no nccl-tests result row (size, count, type, ... algbw, busbw)");
   }
+  add_all_reduce_readings(capture, p2p_disabled_at);
   return capture;
 }
 
@@ -266,6 +354,8 @@ Result<ToolCapture> parse_nccl_tests_json(std::string_view text, std::string_vie
     }
   }
   if (capture.nccl_rows.empty()) return make_error(capture.source + ": nccl-tests JSON with no result");
+  add_all_reduce_readings(capture,
+                          env_disables_p2p(document) ? std::optional(capture.source + ": env") : std::nullopt);
   return capture;
 }
 

@@ -2,6 +2,7 @@
 // text table and the JSON of `-J FILE`.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -19,6 +20,9 @@ namespace pcieval {
 // or a timestamp column read the same. GB/s as printed (nccl-tests divides by
 // 1e9). Interleaved NCCL INFO lines and mpirun tags are skipped.
 //
+// An all_reduce capture also becomes measurements (add_all_reduce_readings).
+// NCCL INFO lines are read for one thing: whether peer-to-peer was disabled.
+//
 // Errors when the text holds no result row.
 [[nodiscard]] Result<ToolCapture> parse_nccl_tests(std::string_view text, std::string_view source = "input");
 
@@ -26,11 +30,27 @@ namespace pcieval {
 // [{"rank", "device", "device_hex", "device_info"}]}, "results": [{"size",
 // "count", "type", "redop", "out_of_place": {"time", "alg_bw", "bus_bw",
 // "nwrong"}, "in_place": {...}}]}. "nan" strings and null halves are skipped.
+// "env" tells whether peer-to-peer was disabled. An all_reduce capture also
+// becomes measurements.
 [[nodiscard]] Result<ToolCapture> parse_nccl_tests_json(std::string_view text, std::string_view source = "input");
 
 // The all-reduce bus bandwidth factor of nccl-tests (doc/PERFORMANCE.md,
 // src/all_reduce.cu): busbw = algbw x 2(n-1)/n. REQUIRES: ranks >= 1.
 [[nodiscard]] double all_reduce_bus_factor(int ranks);
+
+// The all-reduce's numbers as measurements, one ToolReading per size of the
+// out-of-place half with no wrong element: probe kNcclTestsAllReduceProbe, or
+// kNcclTestsAllReduceHostProbe when `p2p_disabled_at` says where the capture
+// shows peer-to-peer disabled ("file:line" or "file: env"), subject "<n>
+// GPUs", gpus the ranks' addresses when every rank has one. Out of place
+// because the live all-reduce probes (bench/nccl_probe.cpp) reduce an input
+// buffer into a separate output, as that half does: like is compared with
+// like (the in-place half differs by a few percent at most and stays in the
+// summary). Rows with wrong elements are left out (a number on corrupted data
+// is never reported); rows without a data check are kept, verified false. A
+// note says which was chosen and whether P2P was shown disabled. Nothing for
+// other collectives (no Direction describes them) or an unknown rank count.
+void add_all_reduce_readings(ToolCapture& capture, const std::optional<std::string>& p2p_disabled_at);
 
 // A one-line summary for the evidence notes: the largest size's busbw (out
 // of place), the rows with wrong elements, and a busbw/algbw ratio that does

@@ -253,7 +253,7 @@ class Reader {
       case Field::kGenDeviceMax:
         return set(nvml.gpu_max_gen, parse_smi_generation(value), "PCIe Generation Device Max", value, number);
       case Field::kGenHostMax:
-        return set(gpu_->host_max_gen, parse_smi_generation(value), "PCIe Generation Host Max", value, number);
+        return set(nvml.host_max_gen, parse_smi_generation(value), "PCIe Generation Host Max", value, number);
       case Field::kWidthMax:
         return set(nvml.max_width, parse_smi_width(value), "Link Width Max", value, number);
       case Field::kWidthCurrent:

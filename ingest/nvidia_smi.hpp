@@ -17,7 +17,7 @@
 namespace pcieval {
 
 // One GPU of the capture. nvml holds what NvmlGpuLink has a field for; the
-// rest of the PCI block (host max, rollovers, ids) sits beside it.
+// rest of the PCI block (rollovers, ids) sits beside it.
 struct NvidiaSmiGpu {
   PciAddress bdf;        // normalised to sysfs form: 00000000:17:00.0 -> 0000:17:00.0
   std::string source;    // name of the capture
@@ -25,8 +25,9 @@ struct NvidiaSmiGpu {
   // Line of the current link generation, where a verdict on the GPU's link
   // rests; the header line when the capture has none.
   std::size_t link_line = 0;
-  NvmlGpuLink nvml;                 // under_load is left false: the caller decides from captured_busy()
-  std::optional<int> host_max_gen;  // "Host Max" / <max_host_link_gen>
+  // Host Max / <max_host_link_gen> goes to nvml.host_max_gen. under_load is
+  // left false: the caller decides from captured_busy().
+  NvmlGpuLink nvml;
   std::optional<std::uint64_t> replay_rollovers;
   std::optional<std::uint16_t> vendor_id;  // from "Device Id : 0x233010DE"
   std::optional<std::uint16_t> device_id;

@@ -52,7 +52,7 @@ class GpuReader {
     read(nvml.max_gen, child(gen, "max_link_gen"), parse_smi_generation);
     read(nvml.current_gen, child(gen, "current_link_gen"), parse_smi_generation);
     read(nvml.gpu_max_gen, child(gen, "max_device_link_gen"), parse_smi_generation);
-    read(gpu_.host_max_gen, child(gen, "max_host_link_gen"), parse_smi_generation);
+    read(nvml.host_max_gen, child(gen, "max_host_link_gen"), parse_smi_generation);
     if (const auto* current = child(gen, "current_link_gen"))
       gpu_.link_line = static_cast<std::size_t>(current->GetLineNum());
     read(nvml.max_width, child(widths, "max_link_width"), parse_smi_width);

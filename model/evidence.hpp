@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "model/captured_event.hpp"
 #include "model/device.hpp"
 #include "model/measurement.hpp"
 #include "model/path.hpp"
@@ -65,6 +66,13 @@ struct Evidence {
   // the first round's (what a plain check measures), `counters` the growth
   // over the whole soak.
   std::optional<SoakRecord> soak;
+
+  // Schema 1.3. Captured text only (`diagnose`); empty for a live run. The
+  // kernel log events that verdicts rest on, the link the user stated, and
+  // the lines each device's readings and each tool number were read from.
+  std::vector<CapturedEvent> captured_events;  // in the order read
+  std::optional<StatedLink> stated_link;
+  std::vector<CaptureLine> capture_lines;
 };
 
 // The record of the device at `address`, or nullptr when the evidence has none.

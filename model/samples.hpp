@@ -66,6 +66,11 @@ struct NvmlGpuLink {
   // in which a kernel ran. A live run reads it before any probe (another
   // job's kernels would share the link); a capture states it at capture time.
   std::optional<int> utilization_gpu_percent;
+  // Schema 1.3. nvidia-smi -q's "Host Max" generation (PCIe Generation
+  // section): the most the port above the GPU allows. Where it is below the
+  // GPU's own max, the host caps the link; max_gen is then the lower of the
+  // two. NVML's live reader has no call for it alone: nullopt there.
+  std::optional<int> host_max_gen;
 };
 
 }  // namespace pcieval

@@ -140,6 +140,7 @@ Json nvml_json(const std::optional<NvmlGpuLink>& nvml) {
   out["under_load"] = nvml->under_load;
   out["name"] = value_or_null(nvml->name);
   out["utilization_gpu_percent"] = value_or_null(nvml->utilization_gpu_percent);
+  out["host_max_generation"] = value_or_null(nvml->host_max_gen);  // 1.3
   return out;
 }
 
@@ -256,6 +257,42 @@ Json link_sample_json(const LinkSample& sample) {
   return out;
 }
 
+// Schema 1.3: what diagnose read from captured text (model/captured_event.hpp).
+Json whole_state_json(const std::optional<LinkState>& state) {
+  if (!state) return nullptr;
+  return link_state_json(Reading<PcieGen>(state->gen), Reading<int>(state->width));
+}
+
+Json captured_event_json(const CapturedEvent& event) {
+  Json out = Json::object();
+  out["kind"] = std::string(to_string(event.kind));
+  out["device"] = to_string(event.device);
+  out["limiting_port"] = event.limiting_port ? Json(to_string(*event.limiting_port)) : Json(nullptr);
+  out["limited_to"] = whole_state_json(event.limited_to);
+  out["capable"] = whole_state_json(event.capable);
+  out["source"] = event.source;
+  out["line"] = event.line;
+  out["text"] = event.text;
+  return out;
+}
+
+Json stated_link_json(const std::optional<StatedLink>& stated) {
+  if (!stated) return nullptr;
+  Json out = Json::object();
+  out["link"] = whole_state_json(stated->link);
+  out["source"] = stated->source;
+  return out;
+}
+
+Json capture_line_json(const CaptureLine& line) {
+  Json out = Json::object();
+  out["device"] = line.device ? Json(to_string(*line.device)) : Json(nullptr);
+  out["measurement"] = value_or_null(line.measurement);
+  out["source"] = line.source;
+  out["line"] = line.line;
+  return out;
+}
+
 Json counter_json(const CounterDelta& counter) {
   Json out = Json::object();
   out["device"] = to_string(counter.device);
@@ -357,6 +394,10 @@ std::string results_to_json(const Results& results) {
   // Schema 1.3: whether a signal cut the run short, and the soak's rounds.
   document["interrupted"] = value_or_null(evidence.interrupted);
   document["soak"] = soak_json(evidence.soak);
+  // Schema 1.3: captured text's evidence (diagnose); empty and null otherwise.
+  document["captured_events"] = array_of(evidence.captured_events, captured_event_json);
+  document["stated_link"] = stated_link_json(evidence.stated_link);
+  document["capture_lines"] = array_of(evidence.capture_lines, capture_line_json);
   document["verdicts"] = std::move(verdicts);
   document["overall"] = std::string(to_string(results.overall));
   document["summary"] = results.summary;

@@ -233,6 +233,11 @@ std::optional<NvmlGpuLink> read_nvml(DocumentReader& in, const Node& node) {
   if (const auto busy = in.member_if_present(node, "utilization_gpu_percent")) {
     nvml.utilization_gpu_percent = narrowed<int>(in.integer_or_null(*busy, 0, 100));
   }
+  // Added in 1.3; read where present, so 1.3 documents written before it
+  // still read.
+  if (const auto host_max = in.member_if_present(node, "host_max_generation")) {
+    nvml.host_max_gen = narrowed<int>(in.integer_or_null(*host_max, 1, kMaxPcieGen));
+  }
   return nvml;
 }
 
@@ -399,6 +404,64 @@ std::optional<SoakRecord> read_soak(DocumentReader& in, const Node& node) {
   return soak;
 }
 
+// Schema 1.3, captured text's evidence. A link state here is whole: both
+// halves or null.
+std::optional<LinkState> read_whole_state(DocumentReader& in, const Node& node) {
+  if (!in.object_or_null(node)) return std::nullopt;
+  const StateFields fields = read_state(in, node);
+  if (!in.ok()) return std::nullopt;
+  if (!fields.gen || !fields.width) {
+    in.fail(node, "expected a generation and a width");
+    return std::nullopt;
+  }
+  return LinkState{*fields.gen, *fields.width};
+}
+
+constexpr std::array kEventKinds = {CapturedEvent::Kind::kLinkLimited,        CapturedEvent::Kind::kCorrectableError,
+                                    CapturedEvent::Kind::kUncorrectableError, CapturedEvent::Kind::kFatalError,
+                                    CapturedEvent::Kind::kSurpriseDown,       CapturedEvent::Kind::kFellOffBus};
+
+CapturedEvent read_captured_event(DocumentReader& in, const Node& node) {
+  CapturedEvent event;
+  event.kind = parsed_enum(in, in.member(node, "kind"), captured_event_kind_from_string, kEventKinds);
+  event.device = in.address(in.member(node, "device"));
+  if (const Node port = in.member(node, "limiting_port"); !port.json->is_null()) event.limiting_port = in.address(port);
+  event.limited_to = read_whole_state(in, in.member(node, "limited_to"));
+  event.capable = read_whole_state(in, in.member(node, "capable"));
+  event.source = in.text(in.member(node, "source"));
+  event.line = static_cast<std::size_t>(in.count(in.member(node, "line")));
+  event.text = in.text(in.member(node, "text"));
+  return event;
+}
+
+std::optional<StatedLink> read_stated_link(DocumentReader& in, const Node& node) {
+  if (!in.object_or_null(node)) return std::nullopt;
+  const Node link = in.member(node, "link");
+  auto state = read_whole_state(in, link);
+  if (in.ok() && !state) in.fail(link, "expected a link state");
+  std::string source = in.text(in.member(node, "source"));
+  if (!state) return std::nullopt;
+  return StatedLink{*state, std::move(source)};
+}
+
+CaptureLine read_capture_line(DocumentReader& in, const Node& node, std::size_t measurements) {
+  CaptureLine line;
+  if (const Node device = in.member(node, "device"); !device.json->is_null()) line.device = in.address(device);
+  const Node measurement = in.member(node, "measurement");
+  if (const auto index = in.count_or_null(measurement)) {
+    if (in.ok() && *index >= measurements) {
+      in.fail(measurement, "no measurement has index " + std::to_string(*index));
+    }
+    line.measurement = static_cast<std::size_t>(*index);
+  }
+  if (in.ok() && line.device.has_value() == line.measurement.has_value()) {
+    in.fail(node, "expected either a device or a measurement");
+  }
+  line.source = in.text(in.member(node, "source"));
+  line.line = static_cast<std::size_t>(in.count(in.member(node, "line")));
+  return line;
+}
+
 ReasonCode read_code(DocumentReader& in, const Node& node) {
   const std::string name = in.text(node);
   if (!in.ok()) return ReasonCode::kLinkStateUnknown;
@@ -498,6 +561,19 @@ Results read_document(DocumentReader& in, const Node& root) {
   if (minor >= kMinorWithSoak) {
     evidence.interrupted = in.text_or_null(in.member(root, "interrupted"));
     evidence.soak = read_soak(in, in.member(root, "soak"));
+    // Captured text's evidence, added within 1.3: read where present, so
+    // 1.3 documents written before it still read.
+    if (const auto events = in.member_if_present(root, "captured_events")) {
+      for (const Node& item : in.items(*events)) evidence.captured_events.push_back(read_captured_event(in, item));
+    }
+    if (const auto stated = in.member_if_present(root, "stated_link")) {
+      evidence.stated_link = read_stated_link(in, *stated);
+    }
+    if (const auto lines = in.member_if_present(root, "capture_lines")) {
+      for (const Node& item : in.items(*lines)) {
+        evidence.capture_lines.push_back(read_capture_line(in, item, evidence.measurements.size()));
+      }
+    }
   }
   for (const Node& verdict : in.items(in.member(root, "verdicts")))
     results.verdicts.push_back(read_verdict(in, verdict));

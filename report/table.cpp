@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <map>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -96,21 +98,48 @@ std::string aligned(const std::vector<Row>& rows, const std::vector<Align>& alig
   return out;
 }
 
+// The GPU's own link as a captured nvidia-smi read it while the GPU was busy,
+// with where it came from: "Gen3 x16 (nvidia-smi, busy)". The lspci capture
+// beside it may have caught the GPU idle, at its power-saving speed, which is
+// not what the verdict judged. nullopt without such a reading, and for a live
+// run, whose NVML reading the sysfs link samples stand beside (the verdict
+// lines name the state under load there).
+std::optional<std::string> busy_own_link_text(const Results& results, const DeviceRecord& record) {
+  if (!record.nvml || !record.nvml->under_load || !record.nvml->current_gen || !record.nvml->current_width) {
+    return std::nullopt;
+  }
+  const auto& lines = results.evidence.capture_lines;
+  const bool captured = std::any_of(lines.begin(), lines.end(), [&](const CaptureLine& line) {
+    return line.device && *line.device == record.function.bdf;
+  });
+  if (!captured) return std::nullopt;
+  return "Gen" + std::to_string(*record.nvml->current_gen) + " x" + std::to_string(*record.nvml->current_width) +
+         " (nvidia-smi, busy)";
+}
+
 Row device_row(const Results& results, const DeviceRecord& record) {
   const std::string bdf = to_string(record.function.bdf);
   const Verdict* verdict = verdict_for(results.verdicts, bdf);
 
   std::string expected = "-";
   std::string negotiated = "-";
+  const Link* shown = nullptr;
   if (verdict != nullptr && verdict->link) {
     // A verdict about a link the evidence does not hold cannot be shown
     // against another link's numbers.
-    const Link* link = find_link(results, record, *verdict->link);
-    expected = link != nullptr ? state_text(link->expected()) : "?";
-    negotiated = link != nullptr ? state_text(link->negotiated()) : "?";
+    shown = find_link(results, record, *verdict->link);
+    expected = shown != nullptr ? state_text(shown->expected()) : "?";
+    negotiated = shown != nullptr ? state_text(shown->negotiated()) : "?";
   } else if (!record.path.empty()) {
-    expected = state_text(record.path.front().expected());
-    negotiated = state_text(record.path.front().negotiated());
+    shown = &record.path.front();
+    expected = state_text(shown->expected());
+    negotiated = state_text(shown->negotiated());
+  }
+  // The GPU's own link (or, without a path, the only link known) read busy
+  // replaces an idle reading that differs from it.
+  const bool own_link = shown != nullptr ? shown->downstream == record.function.bdf : record.path.empty();
+  if (const auto busy = busy_own_link_text(results, record); busy && own_link && !busy->starts_with(negotiated + " ")) {
+    negotiated = *busy;
   }
   std::string status = "not judged";
   if (verdict != nullptr) {

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "validate/link_rules.hpp"
+#include "validate/stated_link_rules.hpp"
 
 namespace pcieval {
 namespace {
@@ -103,7 +104,7 @@ std::optional<Verdict> limited_verdict(const Evidence& evidence, const CapturedE
                       (own_link ? std::string("that is the GPU's own link")
                                 : "without the device's path (lspci -vv) the log does not say whether that is the "
                                   "device's own link") +
-                      ", and a GPU lowers its own link speed while idle, as at boot (" + event.origin + ")";
+                      ", and a GPU lowers its own link speed while idle, as at boot (" + origin_of(event) + ")";
     verdict.remediation =
         "Read the link while the GPU is busy: `nvidia-smi -q` (GPU Link Info) during a GPU workload, with `sudo "
         "lspci -vv` of the whole machine, or `pcieval check` on the node; a link that stays low under load is a "
@@ -114,7 +115,7 @@ std::optional<Verdict> limited_verdict(const Evidence& evidence, const CapturedE
   verdict.code = slow && narrow ? ReasonCode::kLinkSpeedAndWidthBelowExpected
                  : narrow       ? ReasonCode::kLinkWidthBelowExpected
                                 : ReasonCode::kLinkSpeedBelowExpected;
-  verdict.reason += " (" + event.origin + ")";
+  verdict.reason += " (" + origin_of(event) + ")";
   verdict.remediation = "The link at " + port +
                         " trained below what the device can do when the kernel enumerated it: retrain it or "
                         "reboot, then check `lspci -vv -s " +
@@ -122,6 +123,56 @@ std::optional<Verdict> limited_verdict(const Evidence& evidence, const CapturedE
                         "` LnkSta; if it stays low, reseat the card and check risers, cables and the slot's "
                         "BIOS PCIe setting.";
   return verdict;
+}
+
+bool is_link_code(ReasonCode code) {
+  switch (code) {
+    case ReasonCode::kLinkAtExpectedState:
+    case ReasonCode::kLinkSpeedBelowExpected:
+    case ReasonCode::kLinkWidthBelowExpected:
+    case ReasonCode::kLinkSpeedAndWidthBelowExpected:
+    case ReasonCode::kGpuLinkSpeedIdle:
+    case ReasonCode::kLinkStateUnknown:
+    case ReasonCode::kLinkAboveCapability:
+    case ReasonCode::kLinkPathUnknown:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// " (lspci.txt:61, nvidia-smi.txt:42)": the captured lines of the link's
+// lower end and of the subject, each once, in the order they were read.
+std::string cited_lines(const Verdict& verdict, const Evidence& evidence) {
+  std::vector<std::string> cited;
+  const auto cite = [&](const PciAddress& address) {
+    for (const CaptureLine& line : evidence.capture_lines) {
+      if (!line.device || *line.device != address) continue;
+      std::string origin = origin_of(line);
+      if (std::find(cited.begin(), cited.end(), origin) == cited.end()) cited.push_back(std::move(origin));
+    }
+  };
+  if (verdict.link) cite(verdict.link->downstream);
+  if (auto subject = parse_pci_address(verdict.subject)) cite(subject.value());
+  std::string text;
+  for (const auto& origin : cited) text += (text.empty() ? "" : ", ") + origin;
+  return text.empty() ? text : " (" + text + ")";
+}
+
+bool has_capture_line(const Evidence& evidence, const PciAddress& address) {
+  return std::any_of(evidence.capture_lines.begin(), evidence.capture_lines.end(),
+                     [&](const CaptureLine& line) { return line.device && *line.device == address; });
+}
+
+// The generation a GPU's link should train to by nvidia-smi's reading: its
+// Max, which NVML caps at what the system allows; capped again by Host Max
+// where the capture has it (a Gen5 GPU in a Gen4 host trains to Gen4, PCIE-FACTS
+// 6), and the lower of Device Max and Host Max where Max itself is missing.
+std::optional<int> expected_nvml_gen(const NvmlGpuLink& nvml) {
+  std::optional<int> gen = nvml.max_gen;
+  if (!gen && nvml.gpu_max_gen && nvml.host_max_gen) gen = nvml.gpu_max_gen;
+  if (gen && nvml.host_max_gen) gen = std::min(*gen, *nvml.host_max_gen);
+  return gen;
 }
 
 }  // namespace
@@ -149,10 +200,10 @@ std::vector<Verdict> judge_captured_events(const Evidence& evidence, const std::
     if (subjects.empty()) subjects.push_back(to_string(event.device));
     for (const std::string& subject : subjects) {
       if (event.kind == Kind::kFellOffBus) {
-        count(fell_off[subject], event.origin);
+        count(fell_off[subject], origin_of(event));
         continue;
       }
-      count(uncorrectable[subject], event.origin);
+      count(uncorrectable[subject], origin_of(event));
       const std::string what = event.kind == Kind::kFatalError     ? "fatal"
                                : event.kind == Kind::kSurpriseDown ? "Surprise Down"
                                                                    : "non-fatal";
@@ -191,14 +242,19 @@ std::vector<Verdict> judge_nvml_only_gpus(const Evidence& evidence) {
   for (const DeviceRecord& device : evidence.devices) {
     if (device.function.kind != DeviceKind::kGpu || !device.path.empty() || !device.nvml) continue;
     const NvmlGpuLink& nvml = *device.nvml;
-    if (!nvml.current_gen || !nvml.max_gen || !nvml.current_width || !nvml.max_width) continue;
-    const bool slow = *nvml.current_gen < *nvml.max_gen;
+    const std::optional<int> max_gen = expected_nvml_gen(nvml);
+    if (!nvml.current_gen || !max_gen || !nvml.current_width || !nvml.max_width) continue;
+    const bool slow = *nvml.current_gen < *max_gen;
     const bool narrow = *nvml.current_width < *nvml.max_width;
     if (!slow && !narrow) continue;
     Verdict verdict;
     verdict.subject = to_string(device.function.bdf);
     const std::string state = "Gen" + std::to_string(*nvml.current_gen) + " x" + std::to_string(*nvml.current_width);
-    const std::string max = "Gen" + std::to_string(*nvml.max_gen) + " x" + std::to_string(*nvml.max_width);
+    const bool host_capped = nvml.host_max_gen && *max_gen == *nvml.host_max_gen && nvml.gpu_max_gen &&
+                             *nvml.host_max_gen < *nvml.gpu_max_gen;
+    const std::string max = "Gen" + std::to_string(*max_gen) + " x" + std::to_string(*nvml.max_width) +
+                            (host_capped ? " (the host's max; the GPU can do Gen" + std::to_string(*nvml.gpu_max_gen) + ")"
+                                         : std::string());
     // A GPU in a deep power state reads narrower too, not only slower: idle
     // L4, A10G and RTX 3060 captures read x8 of x16 at P8 (PCIE-FACTS 6.1).
     const bool idle =
@@ -230,13 +286,51 @@ std::vector<Verdict> judge_nvml_only_gpus(const Evidence& evidence) {
 std::string correctable_summary(const std::vector<CapturedEvent>& events) {
   std::map<PciAddress, Tally> tallies;
   for (const CapturedEvent& event : events) {
-    if (event.kind == Kind::kCorrectableError) count(tallies[event.device], event.origin);
+    if (event.kind == Kind::kCorrectableError) count(tallies[event.device], origin_of(event));
   }
   std::string text;
   for (const auto& [device, tally] : tallies) {
     text += (text.empty() ? "" : "; ") + to_string(device) + " x" + std::to_string(tally.count) + " " + where(tally);
   }
   return text;
+}
+
+}  // namespace pcieval
+
+namespace pcieval {
+
+std::vector<Verdict> judge_captured(const Evidence& evidence, const ThresholdProfile& profile) {
+  std::vector<Verdict> verdicts;
+  ToolJudgeOptions tools;
+  if (evidence.stated_link) tools.stated_link = evidence.stated_link->link;
+  for (const CaptureLine& line : evidence.capture_lines) {
+    if (line.measurement) tools.origins.emplace(*line.measurement, origin_of(line));
+  }
+  for (Verdict& verdict : judge_tool_bandwidth(evidence, profile, tools).verdicts) {
+    verdicts.push_back(std::move(verdict));
+  }
+  for (Verdict& verdict : judge_nccl_tests_bandwidth(evidence, profile, tools).verdicts) {
+    verdicts.push_back(std::move(verdict));
+  }
+  for (Verdict& verdict : judge_nvml_only_gpus(evidence)) {
+    // A live run's GPU without a path is judge_links' to report; a GPU that
+    // only an nvidia-smi capture names is judged from what it says.
+    const auto subject = parse_pci_address(verdict.subject);
+    if (!subject || !has_capture_line(evidence, subject.value())) continue;
+    verdict.reason += cited_lines(verdict, evidence);
+    verdicts.push_back(std::move(verdict));
+  }
+  for (Verdict& verdict : judge_captured_events(evidence, evidence.captured_events)) {
+    verdicts.push_back(std::move(verdict));
+  }
+  return verdicts;
+}
+
+void cite_capture_lines(std::vector<Verdict>& verdicts, const Evidence& evidence) {
+  if (evidence.capture_lines.empty()) return;
+  for (Verdict& verdict : verdicts) {
+    if (is_link_code(verdict.code)) verdict.reason += cited_lines(verdict, evidence);
+  }
 }
 
 }  // namespace pcieval

@@ -1,37 +1,22 @@
 // Judges what only captured text records: kernel log events (the kernel's
 // "limited by" bandwidth lines, AER errors, Surprise Down, a GPU that fell off
-// the bus). The link state the capture holds goes through judge_links like a
-// live run's; these are the verdicts that come on top.
+// the bus), GPUs only nvidia-smi describes and the numbers of bandwidth tools.
+// The link state the capture holds goes through judge_links like a live
+// run's; these are the verdicts that come on top. Everything they read is in
+// the evidence (schema 1.3), so `validate` of a diagnose document draws the
+// same verdicts.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "model/captured_event.hpp"
 #include "model/evidence.hpp"
+#include "model/thresholds.hpp"
 #include "model/verdict.hpp"
 
 namespace pcieval {
-
-// One kernel log line in model terms (ingest/kernel_log turns text into it).
-struct CapturedEvent {
-  enum class Kind {
-    kLinkLimited,         // "available PCIe bandwidth, limited by ... at <port>"
-    kCorrectableError,    // AER severity=Corrected
-    kUncorrectableError,  // AER severity=Uncorrected (Non-Fatal)
-    kFatalError,          // AER severity=Uncorrected (Fatal)
-    kSurpriseDown,        // the link went down without warning
-    kFellOffBus,          // NVIDIA Xid 79 / "GPU has fallen off the bus"
-  };
-  Kind kind = Kind::kCorrectableError;
-  PciAddress device;  // the function the line names
-  // kLinkLimited only: the port whose link limits `device` (nullopt:
-  // "<unknown>"), the state it allows and the device's capability.
-  std::optional<PciAddress> limiting_port;
-  std::optional<LinkState> limited_to;
-  std::optional<LinkState> capable;
-  std::string origin;  // "dmesg.txt:42": where the verdict rests
-};
 
 // Verdicts, one per device and finding, in device order:
 // - uncorrectable AER errors (fatal or not), Surprise Down and a GPU that fell
@@ -55,7 +40,9 @@ struct CapturedEvent {
 
 // GPUs that only nvidia-smi describes (no path: lspci gives paths), judged
 // from NVML's max and current link, where Max already is the lower of the GPU
-// and the port above (PCIE-FACTS 6): captured under load (nvml.under_load) a
+// and the port above (PCIE-FACTS 6), and is capped again by the capture's
+// Host Max (NvmlGpuLink::host_max_gen; with no Max, the lower of Device Max
+// and Host Max): a Gen5 GPU in a Gen4 host at Gen4 is at its expected state. captured under load (nvml.under_load) a
 // lower speed or width is link_downgraded; captured idle (P8 or deeper, 0 %)
 // either is inconclusive (gpu_link_speed_idle: idle GPUs read narrower too);
 // otherwise a lower width is judged as read and a lower speed inconclusive. A GPU
@@ -65,5 +52,20 @@ struct CapturedEvent {
 // "0000:c1:00.0 x12 (first dmesg.txt:40)" per device with correctable
 // errors, joined by "; "; empty when there are none.
 [[nodiscard]] std::string correctable_summary(const std::vector<CapturedEvent>& events);
+
+// Every verdict captured evidence adds to the rules of a live run, in this
+// order: the tool numbers (judge_tool_bandwidth against evidence.stated_link
+// or the captured path, then judge_nccl_tests_bandwidth against the stated
+// link, each citing its line), the GPUs only nvidia-smi
+// describes (judge_nvml_only_gpus, for GPUs with a capture line only, citing
+// it), then the kernel events (judge_captured_events). Empty for the evidence
+// of a live run, which has no capture lines, events or tool numbers.
+[[nodiscard]] std::vector<Verdict> judge_captured(const Evidence& evidence, const ThresholdProfile& profile);
+
+// Appends " (lspci.txt:61, nvidia-smi.txt:42)" to each verdict of a link
+// rule (judge_links' codes): the captured lines of the link's lower end and
+// of the subject. Call it on judge_links' verdicts before anything else is
+// appended; it changes nothing where evidence.capture_lines is empty.
+void cite_capture_lines(std::vector<Verdict>& verdicts, const Evidence& evidence);
 
 }  // namespace pcieval

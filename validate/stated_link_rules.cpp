@@ -9,6 +9,7 @@
 
 #include "validate/bandwidth_rules.hpp"
 #include "validate/budget.hpp"
+#include "validate/collective_rules.hpp"
 #include "validate/thresholds.hpp"
 
 namespace pcieval {
@@ -228,6 +229,116 @@ ToolJudgement judge_tool_bandwidth(const Evidence& evidence, const ThresholdProf
     out.notes.push_back("tool results of " + subjects +
                         " not judged: no link is known for them (state one with --link gen4x16, or add the "
                         "machine's lspci -vv and nvidia-smi -q)");
+  }
+  return out;
+}
+
+}  // namespace pcieval
+
+namespace pcieval {
+
+ToolJudgement judge_nccl_tests_bandwidth(const Evidence& evidence, const ThresholdProfile& profile,
+                                         const ToolJudgeOptions& options) {
+  ToolJudgement out;
+  const auto& ms = evidence.measurements;
+  // The largest size of each (probe, subject).
+  std::map<std::pair<std::string, std::string>, std::size_t> chosen;
+  bool any = false;
+  bool p2p_unknown = false;
+  for (std::size_t i = 0; i < ms.size(); ++i) {
+    const Measurement& m = ms[i];
+    if (m.probe != kNcclTestsAllReduceProbe && m.probe != kNcclTestsAllReduceHostProbe) continue;
+    any = true;
+    if (m.probe == kNcclTestsAllReduceProbe) {
+      p2p_unknown = true;
+      continue;
+    }
+    const auto key = std::pair{m.probe, m.subject};
+    const auto found = chosen.find(key);
+    if (found == chosen.end() || ms[found->second].size_bytes < m.size_bytes) chosen[key] = i;
+  }
+  if (!any) return out;
+  if (p2p_unknown) {
+    out.notes.push_back(
+        "nccl-tests all-reduce recorded, not judged: the capture does not show peer-to-peer disabled, so NCCL may "
+        "have carried it over NVLink or peer-to-peer, which no PCIe link's budget bounds (run all_reduce_perf with "
+        "NCCL_P2P_DISABLE=1 NCCL_DEBUG=INFO and capture its whole output)");
+  }
+  if (chosen.empty()) return out;
+  if (!options.stated_link) {
+    out.notes.push_back(
+        "nccl-tests all-reduce with peer-to-peer disabled recorded, not judged: no link was stated (--link gen4x16 "
+        "states the link every GPU trained to)");
+    return out;
+  }
+  const LinkState link = *options.stated_link;
+  auto budget = link_budget(link);
+  if (!budget) return out;
+  auto direction_budget = direction_budget_gbps(budget.value(), Direction::kAllReduce);
+  if (!direction_budget) return out;
+  const double budget_gbps = direction_budget.value();
+  const std::string against = "the stated " + to_string(link) + " link's all-reduce budget " + gbps_text(budget_gbps) +
+                              " (--link; the lower of its read and write budgets)";
+  std::size_t small = 0;
+  for (const auto& [key, index] : chosen) {
+    const Measurement& m = ms[index];
+    if (m.size_bytes < kMinJudgedCopyBytes) {
+      ++small;
+      continue;
+    }
+    const std::string origin = options.origins.contains(index) ? " (" + options.origins.at(index) + ")" : "";
+    const BandwidthThresholds thresholds = host_path_thresholds(thresholds_for(profile, nullptr));
+    const double median = m.stats.median_gbps;
+    const double fraction = median / budget_gbps;
+    const std::string measured = "nccl-tests all_reduce busbw " + gbps_text(median) + " at " +
+                                 std::to_string(m.size_bytes) + " bytes with peer-to-peer disabled";
+    Verdict verdict;
+    verdict.subject = m.subject;
+    if (median > kOverBudgetSlack * budget_gbps) {
+      verdict.status = VerdictStatus::kInconclusive;
+      verdict.code = ReasonCode::kLinkStateUnknown;
+      verdict.reason = measured + " is more than " + against +
+                       " allows: the GPUs' links are faster or wider than stated, or the traffic did not go through "
+                       "host memory" +
+                       origin;
+      verdict.remediation =
+          "Read the GPUs' links while all_reduce_perf runs (`nvidia-smi -q` GPU Link Info, `lspci -vv` LnkSta) and "
+          "state the narrowest with --link.";
+      out.verdicts.push_back(std::move(verdict));
+      continue;
+    }
+    verdict.reason = measured + " is " + percent_text(fraction) + " of " + against;
+    if (fraction >= thresholds.floor_fraction) {
+      const bool warn = fraction < thresholds.warn_fraction;
+      verdict.status = VerdictStatus::kPass;
+      verdict.code = warn ? ReasonCode::kBandwidthInWarningBand : ReasonCode::kBandwidthAtBudget;
+      verdict.reason += (warn ? ": normal for " + to_string(link) + ", under the " +
+                                    percent_text(thresholds.warn_fraction) + " warning line"
+                              : ": normal for " + to_string(link)) +
+                        origin;
+      out.verdicts.push_back(std::move(verdict));
+      continue;
+    }
+    const auto fits = links_that_fit(median, Direction::kAllReduce, link, fit_floor_fraction(thresholds));
+    verdict.status = VerdictStatus::kBandwidthLow;
+    verdict.code = ReasonCode::kBandwidthBelowBudget;
+    verdict.reason += ", below the " + percent_text(thresholds.floor_fraction) + " floor: not normal for " +
+                      to_string(link) +
+                      (fits.empty() ? "; it fits no link up to " + to_string(link) +
+                                          " (a host-side limit is likelier than a narrower link)"
+                                    : "; the slowest GPU link fits " + join_states(fits)) +
+                      origin;
+    verdict.remediation =
+        "The slowest GPU link bounds an all-reduce through host memory: read every GPU's link while all_reduce_perf "
+        "runs (`nvidia-smi -q` GPU Link Info, `lspci -vv` LnkSta of each GPU and the ports above it) to find the "
+        "one below " +
+        to_string(link) + "; if all read " + to_string(link) +
+        ", look at the host side (NUMA placement, inter-socket links, IOMMU).";
+    out.verdicts.push_back(std::move(verdict));
+  }
+  if (small > 0) {
+    out.notes.push_back("nccl-tests all-reduce below 16 MB not judged (latency-bound): capture sizes up to 1 GB "
+                        "(all_reduce_perf -e 1G)");
   }
   return out;
 }

@@ -72,4 +72,22 @@ struct ToolJudgement {
 [[nodiscard]] ToolJudgement judge_tool_bandwidth(const Evidence& evidence, const ThresholdProfile& profile,
                                                  const ToolJudgeOptions& options);
 
+// nccl-tests all-reduce numbers read from a capture (probes
+// kNcclTestsAllReduceProbe / kNcclTestsAllReduceHostProbe): reported as
+// measured, and judged only when the user states the link (--link) AND the
+// capture shows peer-to-peer disabled (the _host probe), because then every
+// byte crossed each GPU's PCIe link both ways at once through host memory;
+// with peer-to-peer NCCL may use NVLink or a switch, which no host link's
+// budget bounds, and a captured path is not used either (the all-reduce's
+// slowest GPU link bounds it, and the live allreduce_nccl_host rule,
+// validate/collective_rules.hpp, judges that). The number judged: each
+// subject's largest size of at least kMinJudgedCopyBytes. Its budget: the
+// stated link's all-reduce budget (the lower of its read and write budgets);
+// thresholds: those of the live allreduce_nccl_host (host_path_thresholds). Verdicts as
+// judge_tool_bandwidth's (bandwidth_at_budget, bandwidth_in_warning_band,
+// bandwidth_below_budget, link_state_unknown above the budget). Notes say why
+// a capture's numbers were not judged.
+[[nodiscard]] ToolJudgement judge_nccl_tests_bandwidth(const Evidence& evidence, const ThresholdProfile& profile,
+                                                       const ToolJudgeOptions& options);
+
 }  // namespace pcieval

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include "ingest/capture_test_util.hpp"
 #include "ingest/tool_test_util.hpp"
+#include "model/captured_event.hpp"
 
 namespace pcieval::testing {
 namespace {
@@ -98,6 +100,76 @@ TEST(NcclTests, JsonNanAndNullHalvesAreSkipped) {
   ASSERT_EQ(parsed->nccl_rows.size(), 1u);
   EXPECT_EQ(parsed->nccl_rows[0].size_bytes, 2048u);
   EXPECT_FALSE(parsed->nccl_rows[0].wrong_elements);
+}
+
+// The RTX 5090 capture carries NCCL's "NCCL_P2P_DISABLE set by environment
+// to 1": every size's out-of-place busbw becomes a host all-reduce measurement.
+TEST(NcclTests, AllReduceWithP2pDisabledBecomesHostMeasurements) {
+  const std::string text = read_capture(kPcieOnly);
+  const auto parsed = parse_nccl_tests(text, "ar.txt");
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  ASSERT_EQ(parsed->readings.size(), 14u);  // 1 MiB .. 8 GiB, out of place only
+  const ToolReading& largest = parsed->readings.back();
+  const Measurement& m = largest.measurement;
+  EXPECT_EQ(m.probe, kNcclTestsAllReduceHostProbe);
+  EXPECT_EQ(m.subject, "8 GPUs");
+  ASSERT_EQ(m.gpus.size(), 8u);
+  EXPECT_EQ(to_string(m.gpus[4]), "0000:9b:00.0");
+  EXPECT_EQ(m.direction, Direction::kAllReduce);
+  EXPECT_EQ(m.method, CopyMethod::kNccl);
+  EXPECT_EQ(m.aggregation, Aggregation::kBusBandwidth);
+  EXPECT_EQ(m.size_bytes, 8589934592u);
+  EXPECT_EQ(m.bytes_per_trial, 15032385536u);  // x 1.75
+  EXPECT_DOUBLE_EQ(m.stats.median_gbps, 27.92);
+  EXPECT_TRUE(m.verified);
+  EXPECT_EQ(largest.source, "ar.txt");
+  const std::size_t info_line = line_of(text, "NCCL_P2P_DISABLE set by environment");
+  const std::size_t row_line = line_of(text, "  8589934592 ");
+  EXPECT_EQ(largest.line, row_line);
+  bool noted = false;
+  for (const std::string& note : parsed->notes) {
+    noted = noted || note.find("peer-to-peer disabled (ar.txt:" + std::to_string(info_line) + ")") != std::string::npos;
+  }
+  EXPECT_TRUE(noted);
+}
+
+// The H100 pair's -J document sets only NCCL_DEBUG=WARN: NVLink may have
+// carried it, and the probe says P2P was not shown disabled.
+TEST(NcclTests, AllReduceWithoutP2pEvidenceIsThePlainProbe) {
+  auto parsed = parse_nccl_tests_json(read_capture(kNvlinkJson), "ar.json");
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  ASSERT_EQ(parsed->readings.size(), 6u);
+  for (const ToolReading& reading : parsed->readings) {
+    EXPECT_EQ(reading.measurement.probe, kNcclTestsAllReduceProbe);
+    EXPECT_EQ(reading.measurement.subject, "2 GPUs");
+    EXPECT_EQ(reading.line, 0u);
+  }
+  // The same document with NCCL_P2P_DISABLE=1 in its env.
+  std::string text = read_capture(kNvlinkJson);
+  const auto env = text.find("\"NCCL_DEBUG=WARN\"");
+  ASSERT_NE(env, std::string::npos);
+  text.insert(env, "\"NCCL_P2P_DISABLE=1\", ");
+  parsed = parse_nccl_tests_json(text, "ar.json");
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  ASSERT_FALSE(parsed->readings.empty());
+  EXPECT_EQ(parsed->readings.front().measurement.probe, kNcclTestsAllReduceHostProbe);
+}
+
+TEST(NcclTests, CorruptedSizesAndOtherCollectivesAreNotMeasurements) {
+  std::string text = read_capture(kPcieOnly);
+  // The 1 MiB row's out-of-place #wrong becomes 3.
+  const auto row = text.find("-1   1565.5    0.67    1.17       0");
+  ASSERT_NE(row, std::string::npos);
+  text.replace(row, std::string("-1   1565.5    0.67    1.17       0").size(), "-1   1565.5    0.67    1.17       3");
+  auto parsed = parse_nccl_tests(text, "ar.txt");
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(parsed->readings.size(), 13u);
+  // A table whose collective is not named is read, not measured.
+  const auto old = parse_nccl_tests(
+      "#       size         count      type   redop     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong\n"
+      "    33554432       8388608     float     sum    1047.8   32.02   56.04       0   1015.2   33.05   57.84       0\n");
+  ASSERT_TRUE(old);
+  EXPECT_TRUE(old->readings.empty());
 }
 
 TEST(NcclTests, NothingToReadIsAnError) {

@@ -30,7 +30,7 @@ TEST(NvidiaSmiText, BusyFixtureReadsEveryPciField) {
   EXPECT_EQ(c1->nvml.current_gen, 3);
   EXPECT_EQ(c1->nvml.max_gen, 4);
   EXPECT_EQ(c1->nvml.gpu_max_gen, 4);
-  EXPECT_EQ(c1->host_max_gen, 5);
+  EXPECT_EQ(c1->nvml.host_max_gen, 5);
   EXPECT_EQ(c1->nvml.current_width, 16);
   EXPECT_EQ(c1->nvml.max_width, 16);
   EXPECT_EQ(c1->nvml.replay_counter, 212U);
@@ -81,7 +81,7 @@ TEST(NvidiaSmiText, OldDriverLayout) {
   EXPECT_EQ(gpu.nvml.current_gen, 2);
   EXPECT_EQ(gpu.nvml.current_width, 8);
   EXPECT_FALSE(gpu.nvml.gpu_max_gen);
-  EXPECT_FALSE(gpu.host_max_gen);
+  EXPECT_FALSE(gpu.nvml.host_max_gen);
   EXPECT_EQ(gpu.nvml.replay_counter, 5U);
   EXPECT_FALSE(gpu.nvml.tx_kbps);
   EXPECT_TRUE(gpu.notes.empty()) << "N/A is unknown, not unreadable: " << gpu.notes.front();

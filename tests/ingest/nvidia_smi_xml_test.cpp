@@ -21,7 +21,7 @@ TEST(NvidiaSmiXml, IdleFixture) {
   EXPECT_EQ(e1.nvml.current_gen, 1);
   EXPECT_EQ(e1.nvml.max_gen, 4);
   EXPECT_EQ(e1.nvml.gpu_max_gen, 4);
-  EXPECT_EQ(e1.host_max_gen, 5);
+  EXPECT_EQ(e1.nvml.host_max_gen, 5);
   EXPECT_EQ(e1.nvml.current_width, 16);
   EXPECT_EQ(e1.nvml.pstate, 8);
   EXPECT_EQ(e1.nvml.utilization_gpu_percent, 0);
@@ -68,7 +68,7 @@ TEST(NvidiaSmiXml, OlderDtdWithoutDeviceAndHostMax) {
   EXPECT_EQ(to_string(gpu.bdf), "0000:00:1e.0");
   EXPECT_EQ(gpu.nvml.current_width, 8);
   EXPECT_FALSE(gpu.nvml.gpu_max_gen);
-  EXPECT_FALSE(gpu.host_max_gen);
+  EXPECT_FALSE(gpu.nvml.host_max_gen);
   EXPECT_FALSE(gpu.nvml.replay_counter);
   EXPECT_FALSE(gpu.nvml.rx_kbps);
   EXPECT_TRUE(gpu.notes.empty());

@@ -37,7 +37,8 @@ TEST_F(ResultsJsonTest, TopLevelFieldsInSchemaOrder) {
   for (const auto& [key, value] : ordered.items()) keys.push_back(key);
   EXPECT_EQ(keys, (std::vector<std::string>{"schema_version", "tool", "host", "sources", "devices", "probe_settings",
                                             "probes", "measurements", "link_samples", "counters", "thresholds",
-                                            "interrupted", "soak", "verdicts", "overall", "summary", "notes"}));
+                                            "interrupted", "soak", "captured_events", "stated_link",
+                                            "capture_lines", "verdicts", "overall", "summary", "notes"}));
   EXPECT_EQ(document_["schema_version"], kResultsSchemaVersion);
   EXPECT_EQ(document_["tool"], (Json{{"name", "pcieval"}, {"version", "0.1.0"}}));
   EXPECT_EQ(document_["host"], (Json{{"hostname", "hgx-b07"}, {"kernel", "5.15.0-126-generic"}}));
@@ -292,7 +293,8 @@ TEST_F(ProbeEvidenceJsonTest, CountersAndNvml) {
                                                              {"pstate", 0},
                                                              {"under_load", true},
                                                              {"name", nullptr},
-                                                             {"utilization_gpu_percent", nullptr}}));
+                                                             {"utilization_gpu_percent", nullptr},
+                                                             {"host_max_generation", nullptr}}));
   const Json& idle = device(document_, "0000:ca:00.0")["nvml"];
   EXPECT_TRUE(idle["tx_kbps"].is_null());
   EXPECT_EQ(idle["pstate"], 8);

@@ -94,6 +94,77 @@ TEST(ResultsReaderTest, ProbedSampleRoundTripsToTheSameText) {
   EXPECT_EQ(rewrite(text), text);
 }
 
+// Schema 1.3: what diagnose reads from captured text (a journal of the
+// Ice Lake PLX A100 node and an H100 PCIe in a Gen4 Dell PowerEdge R750, as
+// in tests/fixtures/captures) survives write -> read -> write.
+Results captured_results() {
+  Results results = testing::hgx_spr_results_probed();
+  Evidence& evidence = results.evidence;
+  CapturedEvent limited;
+  limited.kind = CapturedEvent::Kind::kLinkLimited;
+  limited.device = *parse_pci_address("0000:4b:00.0");
+  limited.limiting_port = *parse_pci_address("0000:4a:01.0");
+  limited.limited_to = LinkState{PcieGen::kGen3, 16};
+  limited.capable = LinkState{PcieGen::kGen4, 16};
+  limited.source = "journal.txt";
+  limited.line = 12;
+  limited.text = "\"pci 0000:4b:00.0: 126.016 Gb/s available PCIe bandwidth, limited by ...\"";
+  CapturedEvent xid;
+  xid.kind = CapturedEvent::Kind::kFellOffBus;
+  xid.device = *parse_pci_address("0000:4c:00.0");
+  xid.source = "stdin";
+  xid.line = 40;
+  evidence.captured_events = {limited, xid};
+  evidence.stated_link = StatedLink{LinkState{PcieGen::kGen4, 16}, "--link gen4x16"};
+  evidence.capture_lines = {CaptureLine{*parse_pci_address("0000:4b:00.0"), std::nullopt, "lspci.txt", 61}};
+  for (DeviceRecord& device : evidence.devices) {
+    if (device.nvml) device.nvml->host_max_gen = 4;
+  }
+  return results;
+}
+
+TEST(ResultsReaderTest, CapturedEvidenceRoundTrips) {
+  const Results results = captured_results();
+  const std::string text = results_to_json(results);
+  EXPECT_THAT(testing::schema_errors(text), ::testing::IsEmpty());
+  EXPECT_EQ(rewrite(text), text);
+  const auto read = results_from_json(text, "results.json");
+  ASSERT_TRUE(read) << read.error().message;
+  const Evidence& evidence = read.value().evidence;
+  ASSERT_EQ(evidence.captured_events.size(), 2u);
+  EXPECT_EQ(evidence.captured_events[0].kind, CapturedEvent::Kind::kLinkLimited);
+  EXPECT_EQ(evidence.captured_events[0].limited_to, (LinkState{PcieGen::kGen3, 16}));
+  EXPECT_EQ(origin_of(evidence.captured_events[1]), "stdin:40");
+  EXPECT_FALSE(evidence.captured_events[1].limiting_port);
+  ASSERT_TRUE(evidence.stated_link);
+  EXPECT_EQ(evidence.stated_link->source, "--link gen4x16");
+  ASSERT_EQ(evidence.capture_lines.size(), 1u);
+  EXPECT_EQ(origin_of(evidence.capture_lines[0]), "lspci.txt:61");
+  const bool any_host_max = std::any_of(evidence.devices.begin(), evidence.devices.end(), [](const DeviceRecord& d) {
+    return d.nvml && d.nvml->host_max_gen == 4;
+  });
+  EXPECT_TRUE(any_host_max);
+}
+
+TEST(ResultsReaderTest, CapturedEvidenceProblemsAreNamedByPointer) {
+  Json document = Json::parse(results_to_json(captured_results()));
+  Json bad_kind = document;
+  bad_kind["captured_events"][0]["kind"] = "rumour";
+  EXPECT_THAT(error_of(bad_kind), HasSubstr("/captured_events/0/kind"));
+  Json half_state = document;
+  half_state["stated_link"]["link"]["width"] = nullptr;
+  EXPECT_THAT(error_of(half_state), HasSubstr("/stated_link/link"));
+  Json both = document;
+  both["capture_lines"][0]["measurement"] = 0;
+  EXPECT_THAT(error_of(both), HasSubstr("/capture_lines/0"));
+  // A 1.3 document written before these fields still reads.
+  Json older = document;
+  older.erase("captured_events");
+  older.erase("stated_link");
+  older.erase("capture_lines");
+  EXPECT_EQ(error_of(older), "read");
+}
+
 TEST(ResultsReaderTest, ExamplesRoundTripAndKeepEveryValue) {
   ASSERT_GE(example_names().size(), 3u);
   for (const std::string& name : example_names()) {

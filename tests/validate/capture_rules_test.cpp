@@ -1,5 +1,6 @@
 #include "validate/capture_rules.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace pcieval {
@@ -38,15 +39,19 @@ CapturedEvent limited(const char* device, const char* port, LinkState to, LinkSt
   event.limiting_port = bdf(port);
   event.limited_to = to;
   event.capable = capable;
-  event.origin = "dmesg.txt:7";
+  event.source = "dmesg.txt";
+  event.line = 7;
   return event;
 }
 
-CapturedEvent event(CapturedEvent::Kind kind, const char* device, const char* origin) {
+// `origin` is "file:line".
+CapturedEvent event(CapturedEvent::Kind kind, const char* device, const std::string& origin) {
   CapturedEvent out;
   out.kind = kind;
   out.device = bdf(device);
-  out.origin = origin;
+  const auto colon = origin.rfind(':');
+  out.source = origin.substr(0, colon);
+  out.line = static_cast<std::size_t>(std::stoul(origin.substr(colon + 1)));
   return out;
 }
 
@@ -159,6 +164,52 @@ TEST(CaptureRules, NvmlOnlyGpus) {
   DeviceRecord placed = nvml_only_gpu(3, 16, 0, 95, true);
   placed.path = gpu_behind_switch().path;  // lspci placed it: judge_links judges it
   EXPECT_EQ(code_of(placed), std::nullopt);
+}
+
+// A Gen5 GPU in a Gen4 host (an H100 PCIe in a Dell PowerEdge R750, Ice Lake:
+// Device Max 5, Host Max 4) busy at Gen4 is where the host lets it be.
+TEST(CaptureRules, HostMaxCapsTheExpectedGeneration) {
+  const auto verdicts_for = [](std::optional<int> max_gen, std::optional<int> host_max_gen) {
+    DeviceRecord gpu = nvml_only_gpu(4, 16, 0, 95, true);
+    gpu.nvml->max_gen = max_gen;
+    gpu.nvml->gpu_max_gen = 5;
+    gpu.nvml->host_max_gen = host_max_gen;
+    return judge_nvml_only_gpus(with({std::move(gpu)}));
+  };
+  // Max as NVML gives it (already the lower of the two): no verdict.
+  EXPECT_TRUE(verdicts_for(4, 4).empty());
+  // A capture whose Max reads the GPU's own (or lacks Max): Host Max caps it.
+  EXPECT_TRUE(verdicts_for(5, 4).empty());
+  EXPECT_TRUE(verdicts_for(std::nullopt, 4).empty());
+  // Without Host Max the same reading against Max 5 is a downgrade.
+  const auto downgraded = verdicts_for(5, std::nullopt);
+  ASSERT_EQ(downgraded.size(), 1u);
+  EXPECT_EQ(downgraded.front().code, ReasonCode::kLinkSpeedBelowExpected);
+  // The host at Gen4 and the GPU busy at Gen3: a downgrade against the host's max.
+  DeviceRecord slow = nvml_only_gpu(3, 16, 0, 95, true);
+  slow.nvml->max_gen = 5;
+  slow.nvml->gpu_max_gen = 5;
+  slow.nvml->host_max_gen = 4;
+  const auto below = judge_nvml_only_gpus(with({std::move(slow)}));
+  ASSERT_EQ(below.size(), 1u);
+  EXPECT_EQ(below.front().code, ReasonCode::kLinkSpeedBelowExpected);
+  EXPECT_THAT(below.front().reason, ::testing::HasSubstr("max Gen4 x16 (the host's max; the GPU can do Gen5)"));
+}
+
+// judge_captured judges only what the evidence holds: events, and GPUs with
+// a capture line; a live run's evidence (none of them) gets no verdict.
+TEST(CaptureRules, JudgeCapturedReadsOnlyTheEvidence) {
+  Evidence live = with({nvml_only_gpu(3, 16, 0, 95, true)});
+  EXPECT_TRUE(judge_captured(live, ThresholdProfile{}).empty());
+  Evidence captured = live;
+  captured.capture_lines.push_back(CaptureLine{bdf("0000:17:00.0"), std::nullopt, "nvsmi.txt", 42});
+  captured.captured_events.push_back(event(CapturedEvent::Kind::kFellOffBus, "0000:17:00.0", "journal.txt:9"));
+  const auto verdicts = judge_captured(captured, ThresholdProfile{});
+  ASSERT_EQ(verdicts.size(), 2u);
+  EXPECT_EQ(verdicts[0].code, ReasonCode::kLinkSpeedBelowExpected);
+  EXPECT_THAT(verdicts[0].reason, ::testing::EndsWith(" (nvsmi.txt:42)"));
+  EXPECT_EQ(verdicts[1].code, ReasonCode::kGpuFellOffBus);
+  EXPECT_THAT(verdicts[1].reason, ::testing::HasSubstr("(journal.txt:9)"));
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 
 #include "validate/budget.hpp"
@@ -205,6 +207,67 @@ TEST(StatedLink, ProfileFloorApplies) {
   ASSERT_EQ(judged.verdicts.size(), 1u);
   EXPECT_EQ(judged.verdicts[0].status, VerdictStatus::kBandwidthLow);
   EXPECT_NE(judged.verdicts[0].reason.find("95% floor"), std::string::npos) << judged.verdicts[0].reason;
+}
+
+// nccl-tests all-reduce busbw (modelled on an 8x RTX 5090 Gen5 server, as
+// tests/fixtures/captures/nccl_allreduce_8x_rtx5090_pcie_only.txt).
+Measurement all_reduce(std::string_view probe, double busbw_gbps, std::uint64_t size_bytes = std::uint64_t{1} << 30) {
+  Measurement m = tool("x", "8 GPUs", Direction::kAllReduce, busbw_gbps, size_bytes);
+  m.probe = std::string(probe);
+  m.method = CopyMethod::kNccl;
+  m.aggregation = Aggregation::kBusBandwidth;
+  return m;
+}
+
+ToolJudgement judge_nccl(const std::vector<Measurement>& measurements, std::optional<LinkState> stated) {
+  Evidence evidence;
+  evidence.measurements = measurements;
+  ToolJudgeOptions options;
+  options.stated_link = stated;
+  options.origins[measurements.size() - 1] = "ar.txt:38";
+  return judge_nccl_tests_bandwidth(evidence, ThresholdProfile{}, options);
+}
+
+TEST(StatedLink, NcclAllReduceIsJudgedOnlyWithP2pDisabledAndAStatedLink) {
+  const LinkState gen5x16{PcieGen::kGen5, 16};
+  const auto budget = link_budget(gen5x16);
+  ASSERT_TRUE(budget);
+  const double all_reduce_gbps = std::min(budget->read_gbps, budget->write_gbps);
+
+  // P2P disabled, link stated: judged against the all-reduce budget.
+  const auto healthy = judge_nccl({all_reduce(kNcclTestsAllReduceHostProbe, 0.5, 1 << 20),
+                                   all_reduce(kNcclTestsAllReduceHostProbe, 0.9 * all_reduce_gbps)},
+                                  gen5x16);
+  ASSERT_EQ(healthy.verdicts.size(), 1u);  // the largest size only
+  EXPECT_EQ(healthy.verdicts[0].subject, "8 GPUs");
+  EXPECT_EQ(healthy.verdicts[0].code, ReasonCode::kBandwidthAtBudget);
+  EXPECT_NE(healthy.verdicts[0].reason.find("(ar.txt:38)"), std::string::npos) << healthy.verdicts[0].reason;
+  // The host path's own floor (25 %, validate/collective_rules.hpp), not 75 %:
+  // 48 % (8x RTX 5090) passes, 20 % (a collapsed link) does not.
+  const auto typical = judge_nccl({all_reduce(kNcclTestsAllReduceHostProbe, 0.48 * all_reduce_gbps)}, gen5x16);
+  ASSERT_EQ(typical.verdicts.size(), 1u);
+  EXPECT_EQ(typical.verdicts[0].status, VerdictStatus::kPass);
+  const auto low = judge_nccl({all_reduce(kNcclTestsAllReduceHostProbe, 0.2 * all_reduce_gbps)}, gen5x16);
+  ASSERT_EQ(low.verdicts.size(), 1u);
+  EXPECT_EQ(low.verdicts[0].status, VerdictStatus::kBandwidthLow);
+  EXPECT_EQ(low.verdicts[0].code, ReasonCode::kBandwidthBelowBudget);
+
+  // No stated link: recorded, a note says why not judged.
+  const auto unstated = judge_nccl({all_reduce(kNcclTestsAllReduceHostProbe, 27.92)}, std::nullopt);
+  EXPECT_TRUE(unstated.verdicts.empty());
+  ASSERT_EQ(unstated.notes.size(), 1u);
+  EXPECT_NE(unstated.notes[0].find("no link was stated"), std::string::npos);
+
+  // P2P not shown disabled: never judged, even with a stated link.
+  const auto nvlink = judge_nccl({all_reduce(kNcclTestsAllReduceProbe, 116.0)}, gen5x16);
+  EXPECT_TRUE(nvlink.verdicts.empty());
+  ASSERT_EQ(nvlink.notes.size(), 1u);
+  EXPECT_NE(nvlink.notes[0].find("does not show peer-to-peer disabled"), std::string::npos);
+
+  // Tool numbers of other kinds are not this rule's.
+  EXPECT_TRUE(judge_nccl({tool("nvbandwidth_host_to_device_memcpy_ce", "GPU 0", Direction::kHostToDevice, 20)},
+                         gen5x16)
+                  .notes.empty());
 }
 
 }  // namespace
