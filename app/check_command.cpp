@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "app/commands.hpp"
+#include "app/stop_signal.hpp"
 #include "model/results.hpp"
 #include "report/atomic_file.hpp"
 #include "report/html.hpp"
@@ -15,10 +16,13 @@
 #include "report/table.hpp"
 #include "topology/discover.hpp"
 #include "validate/bandwidth_rules.hpp"
+#include "validate/capture_rules.hpp"
+#include "validate/collective_rules.hpp"
 #include "validate/compare.hpp"
 #include "validate/error_rules.hpp"
 #include "validate/link_rules.hpp"
 #include "validate/probe_rules.hpp"
+#include "validate/soak_rules.hpp"
 #include "validate/thresholds.hpp"
 
 namespace pcieval::app {
@@ -44,14 +48,42 @@ DiscoveryOptions discovery_options(const SourceOptions& sources) {
 
 void print_error(const std::string& message) { std::cerr << "pcieval: error: " << message << "\n"; }
 
+namespace {
+
+// The --profile FILE, checked; nullopt (and the error printed) when it cannot
+// be used.
+std::optional<ThresholdProfile> load_profile(const std::string& path) {
+  auto profile = read_profile_file(path);
+  if (!profile) {
+    print_error("--profile: " + profile.error().message);
+    return std::nullopt;
+  }
+  if (const Status valid = check_profile(profile.value()); !valid) {
+    print_error("--profile: " + path + ": " + valid.error().message);
+    return std::nullopt;
+  }
+  return std::move(profile).value();
+}
+
+}  // namespace
+
 int run_check(const CheckOptions& options) {
+  JudgeOptions judge_options = options.judge;
+  Results results;
+  // A bad profile is found before a 30-minute soak, not after it.
+  if (judge_options.profile_path) {
+    auto profile = load_profile(*judge_options.profile_path);
+    if (!profile) return kExitUsage;
+    results.thresholds = std::move(*profile);
+    judge_options.profile_path.reset();
+  }
+
   auto evidence = discover(discovery_options(options.sources));
   if (!evidence) {
     print_error(evidence.error().message);
     return kExitUsage;
   }
 
-  Results results;
   results.evidence = std::move(evidence).value();
   Evidence& found = results.evidence;
   const bool any_gpu = std::any_of(found.devices.begin(), found.devices.end(),
@@ -64,7 +96,22 @@ int run_check(const CheckOptions& options) {
   } else if (!this_machine) {
     found.notes.push_back("probes not run: the PCI tree was read from --sysfs-root/--topology-xml, not this machine");
   } else {
-    measure(found, options.probes);
+    const StopOnSignal stop;
+    // Each complete round of a soak replaces -o FILE atomically, marked
+    // unfinished: a crash or a power cut leaves the last round on disk.
+    const bool flush = options.probes.soak() && judge_options.output_path && *judge_options.output_path != "-";
+    const auto after_round = [&](const Evidence& so_far) {
+      if (!flush) return;
+      Results partial;
+      partial.evidence = so_far;
+      partial.thresholds = results.thresholds;
+      judge(partial, judge_options.expected_gpus);
+      if (const Status written = write_file_atomically(*judge_options.output_path, results_to_json(partial));
+          !written) {
+        print_error(written.error().message);
+      }
+    };
+    measure(found, options.probes, &stop.flag(), after_round);
   }
   if (!any_gpu) {
     found.notes.push_back("no NVIDIA GPU found: GPU probes skipped; judged the host's PCIe links only");
@@ -73,7 +120,7 @@ int run_check(const CheckOptions& options) {
         "GPU links were read without load: an idle GPU's lower link speed is inconclusive, not a downgrade");
   }
 
-  return judge_and_report(std::move(results), options.judge);
+  return judge_and_report(std::move(results), judge_options);
 }
 
 void judge(Results& results, const std::optional<int>& expected_gpus, const Evidence* baseline) {
@@ -84,10 +131,15 @@ void judge(Results& results, const std::optional<int>& expected_gpus, const Evid
   rules.expected_gpus = expected_gpus;
   results.verdicts = judge_links(results.evidence, rules);
   for (Verdict& verdict : judge_bandwidth(results.evidence, profile)) results.verdicts.push_back(std::move(verdict));
+  for (Verdict& verdict : judge_collectives(results.evidence, profile)) results.verdicts.push_back(std::move(verdict));
   for (Verdict& verdict : judge_error_counters(results.evidence, profile)) {
     results.verdicts.push_back(std::move(verdict));
   }
   for (Verdict& verdict : judge_probes(results.evidence)) results.verdicts.push_back(std::move(verdict));
+  for (Verdict& verdict : judge_soak(results.evidence, profile)) results.verdicts.push_back(std::move(verdict));
+  // Captured text's evidence (diagnose; nothing for a live run).
+  cite_capture_lines(results.verdicts, results.evidence);
+  for (Verdict& verdict : judge_captured(results.evidence, profile)) results.verdicts.push_back(std::move(verdict));
   if (baseline != nullptr) {
     pcieval::CompareOptions against_baseline;
     against_baseline.max_drop_fraction = profile.defaults.baseline_max_drop_fraction;
@@ -103,16 +155,9 @@ int judge_and_report(Results results, const JudgeOptions& options) {
   // Without --profile, check and diagnose judge with the built-in profile
   // and validate with the one its document was judged with.
   if (options.profile_path) {
-    auto profile = read_profile_file(*options.profile_path);
-    if (!profile) {
-      print_error("--profile: " + profile.error().message);
-      return kExitUsage;
-    }
-    if (const Status valid = check_profile(profile.value()); !valid) {
-      print_error("--profile: " + *options.profile_path + ": " + valid.error().message);
-      return kExitUsage;
-    }
-    results.thresholds = std::move(profile).value();
+    auto profile = load_profile(*options.profile_path);
+    if (!profile) return kExitUsage;
+    results.thresholds = std::move(*profile);
   }
   std::optional<Results> baseline;
   if (options.baseline_path) {
@@ -124,7 +169,6 @@ int judge_and_report(Results results, const JudgeOptions& options) {
     baseline.emplace(std::move(read).value());
   }
   judge(results, options.expected_gpus, baseline ? &baseline->evidence : nullptr);
-  if (options.amend_verdicts) options.amend_verdicts(results);
 
   // The link budget each per-GPU measurement is shown beside, in every output.
   const std::vector<BandwidthBudget> budgets = path_budgets(results.evidence);

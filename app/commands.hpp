@@ -2,6 +2,7 @@
 // code from the table in DESIGN.md; app/ is the only layer that knows them.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <optional>
@@ -44,10 +45,6 @@ struct JudgeOptions {
   std::optional<std::string> history_path;
   // When the command started: the Prometheus run timestamp and duration.
   std::chrono::system_clock::time_point started = std::chrono::system_clock::now();
-  // diagnose only: runs right after the rules judged the evidence, to add the
-  // verdicts only captured text gives (kernel log events) and the file:line
-  // each verdict rests on; it sets overall and summary again.
-  std::function<void(Results&)> amend_verdicts;
 };
 
 // Which probes check runs (--quick, --full, --no-probes).
@@ -55,6 +52,12 @@ struct ProbeOptions {
   bool enabled = true;
   RunConfig config;      // mode quick unless --full
   bool progress = true;  // progress on stderr while probes run (off with --quiet)
+  // A soak (--rounds, --duration): the probes again and again, back to back,
+  // until the count or the time is reached; the round running at the
+  // deadline finishes. Neither: one round, a plain check.
+  std::optional<int> rounds;
+  std::optional<double> duration_s;
+  [[nodiscard]] bool soak() const { return rounds.has_value() || duration_s.has_value(); }
 };
 
 struct CheckOptions {
@@ -96,7 +99,14 @@ struct TopoOptions {
 // machine, sampling the links of every GPU path meanwhile, and adds the probe
 // runs, measurements, link samples, counters and NVML readings to `evidence`.
 // What could not be used (NVML, hwloc) becomes a note; nothing here fails.
-void measure(Evidence& evidence, const ProbeOptions& options);
+//
+// A soak repeats the probes in rounds (evidence.soak); `after_round`, when
+// given, is called after each complete round with the evidence so far (the
+// per-round flush of -o). `stop`, when nonzero, ends the run between probes:
+// a plain check keeps the probes that finished, a soak its complete rounds,
+// and evidence.interrupted names the signal.
+void measure(Evidence& evidence, const ProbeOptions& options, const std::atomic<int>* stop = nullptr,
+             const std::function<void(const Evidence&)>& after_round = {});
 [[nodiscard]] int run_topo(const TopoOptions& options);
 [[nodiscard]] int run_validate(const ValidateOptions& options);
 [[nodiscard]] int run_diagnose(const DiagnoseOptions& options);

@@ -190,6 +190,25 @@ int run(int argc, char** argv) {
   quick_flag->excludes(full_flag)->excludes(no_probes_flag);
   full_flag->excludes(no_probes_flag);
   check_cmd->add_flag("--list-probes", list_probes, "List every probe with what it measures, then exit");
+  // A soak: the burn-in of a node before it joins a cluster.
+  CLI::Option* rounds_flag =
+      check_cmd
+          ->add_option("--rounds", check.probes.rounds,
+                       "Soak: run the probes N times back to back, sampling links and error counters throughout; "
+                       "a dip or a link drop in any round fails")
+          ->type_name("N")
+          ->check(CLI::Range(1, 1'000'000));
+  CLI::Option* duration_flag =
+      check_cmd
+          ->add_option("--duration", check.probes.duration_s,
+                       "Soak: repeat the probes for this long (90s, 30m, 2h; a bare number is seconds); with --rounds, "
+                       "whichever comes first. -o FILE is rewritten after every round")
+          ->type_name("TIME")
+          ->transform(CLI::AsNumberWithUnit(std::map<std::string, double>{{"s", 1.0}, {"m", 60.0}, {"h", 3600.0}},
+                                            CLI::AsNumberWithUnit::CASE_SENSITIVE))
+          ->check(CLI::PositiveNumber);
+  rounds_flag->excludes(no_probes_flag);
+  duration_flag->excludes(no_probes_flag);
   pcieval::app::FleetCheckOptions fleet_check;
   add_fleet_check_flags(*check_cmd, fleet_check);
 

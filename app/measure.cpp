@@ -5,12 +5,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <iostream>
 #include <map>
 #include <optional>
 #include <string>
 
 #include "app/commands.hpp"
+#include "app/stop_signal.hpp"
 #include "bench/probe.hpp"
 #include "bench/progress.hpp"
 #include "topology/error_counters.hpp"
@@ -20,7 +22,8 @@
 
 namespace pcieval::app {
 
-void measure(Evidence& evidence, const ProbeOptions& options) {
+void measure(Evidence& evidence, const ProbeOptions& options, const std::atomic<int>* stop,
+             const std::function<void(const Evidence&)>& after_round) {
   const RunConfig& config = options.config;
   evidence.probe_settings =
       ProbeSettings{std::string(to_string(config.mode)), config.size_bytes, config.warmup_trials, config.trials};
@@ -78,30 +81,104 @@ void measure(Evidence& evidence, const ProbeOptions& options) {
   sampler_options.nvml = nvml_reader;
   sampler_options.under_load = [&load] { return load.active(); };
   LinkSampler sampler(std::move(sampler_options));
-  if (gpus) {
-    if (auto started = sampler.start(); !started) {
-      evidence.notes.push_back("link sampling did not start: " + started.error().message);
-    }
-  }
 
   const ProbeRegistry registry = make_probe_registry();
-  const ProbeContext context{evidence, config, topology ? &*topology : nullptr, &load};
-  EngineOutput output;
-  {
-    // Progress on stderr: redrawn on a terminal, plain lines for logs. Gone
-    // (its status line cleared) before the table is printed.
-    std::optional<ProgressReporter> progress;
-    if (options.progress) {
-      progress.emplace(std::cerr, ::isatty(STDERR_FILENO) != 0 ? ProgressReporter::Style::kTerminal
-                                                               : ProgressReporter::Style::kLines);
+  ProbeContext context{evidence, config, topology ? &*topology : nullptr, &load};
+  context.stop = stop;
+  if (options.soak()) evidence.soak = SoakRecord{options.rounds, options.duration_s, false, {}};
+
+  // One round is a plain check. The sampler restarts each round (its clock
+  // with it), so every sample is shifted onto the soak's clock, and the
+  // unchanged readings of a long soak are dropped as each round ends.
+  const auto soak_started = std::chrono::steady_clock::now();
+  const auto elapsed_s = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - soak_started).count();
+  };
+  bool sampling_failed = false;
+  for (int index = 1;; ++index) {
+    if (index > 1) {
+      if (!options.soak()) break;
+      if (options.rounds && index > *options.rounds) break;
+      if (options.duration_s && elapsed_s() >= *options.duration_s) break;
     }
-    output = run_probes(registry, context, progress ? &*progress : nullptr);
+    if (stop != nullptr && stop->load() != 0) break;
+
+    const auto round_counters_before =
+        evidence.soak ? read_error_counters(evidence.sysfs_root, path_ports, nvml_reader, gpu_addresses)
+                      : CounterSnapshot{};
+    const double round_start_s = elapsed_s();
+    if (gpus && !sampling_failed) {
+      if (auto started = sampler.start(); !started) {
+        evidence.notes.push_back("link sampling did not start: " + started.error().message);
+        sampling_failed = true;
+      }
+    }
+    EngineOutput output;
+    {
+      // Progress on stderr: redrawn on a terminal, plain lines for logs. Gone
+      // (its status line cleared) before the table is printed.
+      std::optional<ProgressReporter> progress;
+      if (options.progress) {
+        progress.emplace(std::cerr, ::isatty(STDERR_FILENO) != 0 ? ProgressReporter::Style::kTerminal
+                                                                 : ProgressReporter::Style::kLines);
+      }
+      output = run_probes(registry, context, progress ? &*progress : nullptr);
+    }
+    std::vector<LinkSample> samples;
+    if (sampler.running()) samples = compact_link_samples(sampler.stop());
+    for (LinkSample& sample : samples) sample.t_s += round_start_s;
+    const double round_end_s = elapsed_s();
+
+    // A soak keeps only complete rounds, so that rounds compare like with
+    // like; a plain check keeps whatever probes finished.
+    const bool complete = !output.interrupted;
+    if (complete || !evidence.soak) {
+      // evidence.gpus_under_load stays as discovery left it: the validator
+      // takes each GPU's loaded state from its own samples.
+      evidence.link_samples.insert(evidence.link_samples.end(), samples.begin(), samples.end());
+    }
+    if (index == 1 && (complete || !evidence.soak)) {
+      evidence.probes = output.runs;
+      evidence.measurements = output.measurements;
+    } else if (complete) {
+      // A probe that fails in a later round (a GPU that hung, fell off the
+      // bus) must not hide behind round 1's success: its first failure
+      // replaces the entry, naming the round.
+      for (ProbeRun& run : output.runs) {
+        if (run.status != ProbeStatus::kFailed) continue;
+        const auto kept = std::find_if(evidence.probes.begin(), evidence.probes.end(),
+                                       [&](const ProbeRun& p) { return p.key == run.key; });
+        if (kept == evidence.probes.end() || kept->status == ProbeStatus::kFailed) continue;
+        run.reason = "round " + std::to_string(index) + ": " + run.reason;
+        *kept = std::move(run);
+      }
+    }
+    if (!complete) break;
+    if (evidence.soak) {
+      SoakRound round{index, round_start_s, round_end_s, std::move(output.measurements), {}};
+      const auto round_counters_after = read_error_counters(evidence.sysfs_root, path_ports, nvml_reader, gpu_addresses);
+      for (CounterDelta& delta : counter_deltas(round_counters_before, round_counters_after)) {
+        if (delta.after > delta.before) round.counters.push_back(std::move(delta));
+      }
+      evidence.soak->rounds.push_back(std::move(round));
+      if (options.progress) {
+        std::cerr << "soak: round " << index << (options.rounds ? " of " + std::to_string(*options.rounds) : "")
+                  << " done, " << static_cast<long>(round_end_s) << " s"
+                  << (options.duration_s ? " of " + std::to_string(static_cast<long>(*options.duration_s)) : "")
+                  << "\n";
+      }
+      if (after_round) after_round(evidence);
+    }
+  }
+  if (stop != nullptr && stop->load() != 0) evidence.interrupted = signal_name(stop->load());
+  if (evidence.soak) {
+    evidence.soak->finished = !evidence.interrupted;
+    const std::size_t rounds = evidence.soak->rounds.size();
+    evidence.notes.push_back("soak: " + std::to_string(rounds) + " complete round" + (rounds == 1 ? "" : "s") + " in " +
+                             std::to_string(static_cast<long>(elapsed_s())) + " s" +
+                             (evidence.interrupted ? ", stopped by " + *evidence.interrupted : std::string()));
   }
 
-  // evidence.gpus_under_load stays as discovery left it: the validator takes
-  // each GPU's loaded state from its own samples, so a GPU the sampler could
-  // not read is never judged as if it had been under load.
-  if (sampler.running()) evidence.link_samples = sampler.stop();
   const auto counters_after = read_error_counters(evidence.sysfs_root, path_ports, nvml_reader, gpu_addresses);
   evidence.counters = counter_deltas(counters_before, counters_after);
   for (const auto& note : counters_after.notes) evidence.notes.push_back("error counters: " + note);
@@ -121,8 +198,6 @@ void measure(Evidence& evidence, const ProbeOptions& options) {
       for (auto& note : notes) device.notes.push_back("NVML: " + note);
     }
   }
-  evidence.probes = std::move(output.runs);
-  evidence.measurements = std::move(output.measurements);
 }
 
 }  // namespace pcieval::app

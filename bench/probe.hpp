@@ -78,6 +78,10 @@ struct ProbeContext {
   // nullptr when hwloc could not load it.
   const HwlocTopology* topology = nullptr;
   LoadSignal* load = nullptr;
+  // Nonzero once the run was asked to stop (app/ stores the signal number
+  // there): the engine starts no further probe. The probe in flight finishes,
+  // since a copy cannot be taken back halfway. nullptr: never asked.
+  const std::atomic<int>* stop = nullptr;
 };
 
 // What one run of one probe produced. A subject that could not be measured
@@ -126,6 +130,8 @@ void add_gpu_probes(ProbeRegistry& registry);
 struct EngineOutput {
   std::vector<ProbeRun> runs;
   std::vector<Measurement> measurements;
+  // A stop request skipped at least one probe that would have run.
+  bool interrupted = false;
 };
 // An observer, when given, is told as each probe that runs starts and ends
 // (on this thread); the engine itself prints nothing.

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "bench/host_ceiling.hpp"
+#include "bench/nccl_probe.hpp"
 #include "bench/probe.hpp"
 #include "bench/progress.hpp"
 
@@ -14,6 +15,7 @@ std::string_view to_string(ProbeMode mode) { return mode == ProbeMode::kQuick ? 
 ProbeRegistry make_probe_registry() {
   ProbeRegistry registry;
   add_gpu_probes(registry);
+  add_nccl_probes(registry);
   // The host ceiling runs last: on a GPU node its number is the context for
   // the GPU numbers above it, and it is the probe that always runs.
   registry.push_back(make_host_ceiling_probe());
@@ -60,6 +62,10 @@ EngineOutput run_probes(const ProbeRegistry& registry, const ProbeContext& conte
     const Probe& probe = *registry[i];
     ProbeRun run;
     run.key = std::string(probe.key());
+    if (!skipped[i] && context.stop != nullptr && context.stop->load() != 0) {
+      skipped[i] = "the run was asked to stop before this probe started";
+      output.interrupted = true;
+    }
     if (skipped[i]) {
       run.status = ProbeStatus::kSkipped;
       run.reason = std::move(*skipped[i]);

@@ -393,6 +393,59 @@ std::string curves_section(const Results& results, std::span<const BandwidthBudg
   return out + "</div>\n</section>\n";
 }
 
+// ---- soak -----------------------------------------------------------------
+
+std::string soak_section(const Results& results) {
+  const std::optional<SoakRecord>& soak = results.evidence.soak;
+  if (!soak) return "";
+  std::string out = section_open("soak", "Soak: bandwidth round by round");
+  const double span_s = soak->rounds.empty() ? 0 : soak->rounds.back().end_s;
+  std::string state = soak->finished ? "finished"
+                      : results.evidence.interrupted
+                          ? "stopped by " + *results.evidence.interrupted
+                          : "not finished (the document was written between rounds)";
+  out += "<p class=\"meta\">" + std::to_string(soak->rounds.size()) + " complete round" +
+         (soak->rounds.size() == 1 ? "" : "s") + " in " + number_text(span_s, 0) + " s, " + escape(state) +
+         (soak->requested_rounds ? "; asked for " + std::to_string(*soak->requested_rounds) + " rounds" : "") +
+         (soak->requested_duration_s ? "; asked for " + number_text(*soak->requested_duration_s, 0) + " s" : "") +
+         ". Each point is one round's median (min-max of its trials); link changes are under Link state over "
+         "time.</p>\n";
+  if (soak->rounds.empty()) return out + none("No round completed.") + "</section>\n";
+  // One chart per subject, one series per kind of measurement in it.
+  std::vector<std::string> subjects;
+  std::map<std::string, std::vector<svg::Series>> charts;
+  std::map<std::pair<std::string, std::string>, std::size_t> series_index;
+  for (const SoakRound& round : soak->rounds) {
+    for (const Measurement& m : round.measurements) {
+      if (charts.count(m.subject) == 0) subjects.push_back(m.subject);
+      std::vector<svg::Series>& series = charts[m.subject];
+      std::string name = m.probe + " " + std::string(to_string(m.direction));
+      if (m.aggregation != Aggregation::kAlone) name += " " + std::string(to_string(m.aggregation));
+      const auto [it, inserted] = series_index.emplace(std::make_pair(m.subject, name), series.size());
+      if (inserted) series.push_back({name, {}, false});
+      svg::Point point;
+      point.x = round.start_s;
+      point.y = m.stats.median_gbps;
+      point.y_low = m.stats.min_gbps;
+      point.y_high = m.stats.max_gbps;
+      point.tooltip = "round " + std::to_string(round.index) + " at " + number_text(round.start_s, 0) + " s: " +
+                      number_text(m.stats.median_gbps, 2) + " GB/s";
+      series[it->second].points.push_back(point);
+    }
+  }
+  out += "<div class=\"charts\">\n";
+  for (const std::string& subject : subjects) {
+    svg::Chart chart;
+    chart.title = subject;
+    chart.x_label = "seconds since the soak started";
+    chart.x_format = svg::AxisFormat::kSeconds;
+    chart.y_label = "GB/s (median, min-max)";
+    chart.series = std::move(charts[subject]);
+    out += svg::render_chart(chart);
+  }
+  return out + "</div>\n</section>\n";
+}
+
 // ---- link samples ---------------------------------------------------------
 
 std::string samples_section(const Results& results) {
@@ -533,6 +586,7 @@ std::string render_html(const Results& results, std::span<const BandwidthBudget>
   out += topology_section(results);
   out += measurements_section(results, budgets);
   out += curves_section(results, budgets);
+  out += soak_section(results);
   out += samples_section(results);
   out += evidence_section(results);
   out += notes_section(results);

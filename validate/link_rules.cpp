@@ -126,6 +126,9 @@ std::string remediation_for(ReasonCode code, const Link* link) {
     case ReasonCode::kGpuBusyBeforeRun:
     case ReasonCode::kUncorrectableErrorsLogged:  // judged in capture_rules.cpp
     case ReasonCode::kGpuFellOffBus:
+    case ReasonCode::kRunInterrupted:  // judged in soak_rules.cpp
+    case ReasonCode::kBandwidthDipDuringSoak:
+    case ReasonCode::kLinkDroppedDuringSoak:
       return "";
     case ReasonCode::kGpusMissing:
       return "Compare `nvidia-smi -L` and `lspci -d 10de:` with the node's inventory; a GPU that fell off the bus "
