@@ -95,13 +95,20 @@ void measure(Evidence& evidence, const ProbeOptions& options, const std::atomic<
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - soak_started).count();
   };
   bool sampling_failed = false;
+  // Whether the signal cost anything: a probe or a round that would have run.
+  // One that arrives while the last probe of the last round finishes leaves a
+  // complete run, and it is not marked interrupted.
+  bool stopped_early = false;
   for (int index = 1;; ++index) {
     if (index > 1) {
       if (!options.soak()) break;
       if (options.rounds && index > *options.rounds) break;
       if (options.duration_s && elapsed_s() >= *options.duration_s) break;
     }
-    if (stop != nullptr && stop->load() != 0) break;
+    if (stop != nullptr && stop->load() != 0) {
+      stopped_early = true;
+      break;
+    }
 
     const auto round_counters_before =
         evidence.soak ? read_error_counters(evidence.sysfs_root, path_ports, nvml_reader, gpu_addresses)
@@ -153,7 +160,10 @@ void measure(Evidence& evidence, const ProbeOptions& options, const std::atomic<
         *kept = std::move(run);
       }
     }
-    if (!complete) break;
+    if (!complete) {
+      stopped_early = true;
+      break;
+    }
     if (evidence.soak) {
       SoakRound round{index, round_start_s, round_end_s, std::move(output.measurements), {}};
       const auto round_counters_after = read_error_counters(evidence.sysfs_root, path_ports, nvml_reader, gpu_addresses);
@@ -170,7 +180,7 @@ void measure(Evidence& evidence, const ProbeOptions& options, const std::atomic<
       if (after_round) after_round(evidence);
     }
   }
-  if (stop != nullptr && stop->load() != 0) evidence.interrupted = signal_name(stop->load());
+  if (stopped_early) evidence.interrupted = signal_name(stop->load());
   if (evidence.soak) {
     evidence.soak->finished = !evidence.interrupted;
     const std::size_t rounds = evidence.soak->rounds.size();
