@@ -74,9 +74,9 @@ std::optional<std::string> path_cut_short(const std::vector<PciFunction>& functi
 // evidence so that a verdict (here or in `validate`) names the lines it rests
 // on (validate/capture_rules.hpp, cite_capture_lines).
 void add_capture_line(Evidence& evidence, const PciAddress& address, const std::string& source, std::size_t line) {
-  const bool known = std::any_of(evidence.capture_lines.begin(), evidence.capture_lines.end(), [&](const CaptureLine& c) {
-    return c.device && *c.device == address && c.source == source && c.line == line;
-  });
+  const bool known = std::any_of(
+      evidence.capture_lines.begin(), evidence.capture_lines.end(),
+      [&](const CaptureLine& c) { return c.device && *c.device == address && c.source == source && c.line == line; });
   if (!known) evidence.capture_lines.push_back(CaptureLine{address, std::nullopt, source, line});
 }
 

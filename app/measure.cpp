@@ -166,7 +166,8 @@ void measure(Evidence& evidence, const ProbeOptions& options, const std::atomic<
     }
     if (evidence.soak) {
       SoakRound round{index, round_start_s, round_end_s, std::move(output.measurements), {}};
-      const auto round_counters_after = read_error_counters(evidence.sysfs_root, path_ports, nvml_reader, gpu_addresses);
+      const auto round_counters_after =
+          read_error_counters(evidence.sysfs_root, path_ports, nvml_reader, gpu_addresses);
       for (CounterDelta& delta : counter_deltas(round_counters_before, round_counters_after)) {
         if (delta.after > delta.before) round.counters.push_back(std::move(delta));
       }

@@ -5,9 +5,8 @@
 // an operator who really means it.
 #pragma once
 
-#include <csignal>
-
 #include <atomic>
+#include <csignal>
 #include <string>
 
 namespace pcieval::app {

@@ -208,7 +208,8 @@ void add_all_reduce_readings(ToolCapture& capture, const std::optional<std::stri
     ++read;
   }
   std::string note = capture.source + ": nccl-tests all_reduce busbw of the out-of-place half recorded as " +
-                     std::to_string(read) + " measurements (the live all-reduce probes reduce into a separate "
+                     std::to_string(read) +
+                     " measurements (the live all-reduce probes reduce into a separate "
                      "buffer too)";
   if (corrupted > 0) note += "; " + std::to_string(corrupted) + " sizes with wrong elements left out";
   note += p2p_disabled_at
@@ -354,8 +355,7 @@ Result<ToolCapture> parse_nccl_tests_json(std::string_view text, std::string_vie
     }
   }
   if (capture.nccl_rows.empty()) return make_error(capture.source + ": nccl-tests JSON with no result");
-  add_all_reduce_readings(capture,
-                          env_disables_p2p(document) ? std::optional(capture.source + ": env") : std::nullopt);
+  add_all_reduce_readings(capture, env_disables_p2p(document) ? std::optional(capture.source + ": env") : std::nullopt);
   return capture;
 }
 

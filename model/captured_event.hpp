@@ -34,9 +34,9 @@ struct CapturedEvent {
   std::optional<PciAddress> limiting_port;
   std::optional<LinkState> limited_to;
   std::optional<LinkState> capable;
-  std::string source;     // the file's name as given ("dmesg.txt", "stdin")
-  std::size_t line = 0;   // 1-based line in that file
-  std::string text;       // the line as the parser quoted it (cut, control bytes replaced)
+  std::string source;    // the file's name as given ("dmesg.txt", "stdin")
+  std::size_t line = 0;  // 1-based line in that file
+  std::string text;      // the line as the parser quoted it (cut, control bytes replaced)
 };
 
 [[nodiscard]] std::string_view to_string(CapturedEvent::Kind kind);

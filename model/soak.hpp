@@ -25,7 +25,7 @@ struct SoakRound {
 };
 
 struct SoakRecord {
-  std::optional<int> requested_rounds;        // --rounds
+  std::optional<int> requested_rounds;         // --rounds
   std::optional<double> requested_duration_s;  // --duration
   // False in a document flushed between rounds: a run that crashed or lost
   // power leaves one that says so.

@@ -400,10 +400,9 @@ std::string soak_section(const Results& results) {
   if (!soak) return "";
   std::string out = section_open("soak", "Soak: bandwidth round by round");
   const double span_s = soak->rounds.empty() ? 0 : soak->rounds.back().end_s;
-  std::string state = soak->finished ? "finished"
-                      : results.evidence.interrupted
-                          ? "stopped by " + *results.evidence.interrupted
-                          : "not finished (the document was written between rounds)";
+  std::string state = soak->finished                 ? "finished"
+                      : results.evidence.interrupted ? "stopped by " + *results.evidence.interrupted
+                                                     : "not finished (the document was written between rounds)";
   out += "<p class=\"meta\">" + std::to_string(soak->rounds.size()) + " complete round" +
          (soak->rounds.size() == 1 ? "" : "s") + " in " + number_text(span_s, 0) + " s, " + escape(state) +
          (soak->requested_rounds ? "; asked for " + std::to_string(*soak->requested_rounds) + " rounds" : "") +
@@ -428,8 +427,8 @@ std::string soak_section(const Results& results) {
       point.y = m.stats.median_gbps;
       point.y_low = m.stats.min_gbps;
       point.y_high = m.stats.max_gbps;
-      point.tooltip = "round " + std::to_string(round.index) + " at " + number_text(round.start_s, 0) + " s: " +
-                      number_text(m.stats.median_gbps, 2) + " GB/s";
+      point.tooltip = "round " + std::to_string(round.index) + " at " + number_text(round.start_s, 0) +
+                      " s: " + number_text(m.stats.median_gbps, 2) + " GB/s";
       series[it->second].points.push_back(point);
     }
   }

@@ -397,7 +397,8 @@ std::optional<SoakRecord> read_soak(DocumentReader& in, const Node& node) {
     round.start_s = non_negative(in, in.member(item, "start_s"));
     round.end_s = non_negative(in, in.member(item, "end_s"));
     if (in.ok() && round.end_s < round.start_s) in.fail(item, "end_s is before start_s");
-    for (const Node& m : in.items(in.member(item, "measurements"))) round.measurements.push_back(read_measurement(in, m));
+    for (const Node& m : in.items(in.member(item, "measurements")))
+      round.measurements.push_back(read_measurement(in, m));
     for (const Node& c : in.items(in.member(item, "counters"))) round.counters.push_back(read_counter(in, c));
     soak.rounds.push_back(std::move(round));
   }

@@ -1,7 +1,6 @@
 #include "validate/budget.hpp"
 
 #include <algorithm>
-
 #include <optional>
 #include <string>
 

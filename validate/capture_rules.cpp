@@ -252,9 +252,10 @@ std::vector<Verdict> judge_nvml_only_gpus(const Evidence& evidence) {
     const std::string state = "Gen" + std::to_string(*nvml.current_gen) + " x" + std::to_string(*nvml.current_width);
     const bool host_capped = nvml.host_max_gen && *max_gen == *nvml.host_max_gen && nvml.gpu_max_gen &&
                              *nvml.host_max_gen < *nvml.gpu_max_gen;
-    const std::string max = "Gen" + std::to_string(*max_gen) + " x" + std::to_string(*nvml.max_width) +
-                            (host_capped ? " (the host's max; the GPU can do Gen" + std::to_string(*nvml.gpu_max_gen) + ")"
-                                         : std::string());
+    const std::string max =
+        "Gen" + std::to_string(*max_gen) + " x" + std::to_string(*nvml.max_width) +
+        (host_capped ? " (the host's max; the GPU can do Gen" + std::to_string(*nvml.gpu_max_gen) + ")"
+                     : std::string());
     // A GPU in a deep power state reads narrower too, not only slower: idle
     // L4, A10G and RTX 3060 captures read x8 of x16 at P8 (PCIE-FACTS 6.1).
     const bool idle =

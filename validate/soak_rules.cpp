@@ -44,18 +44,16 @@ std::optional<Verdict> interrupted_verdict(const Evidence& evidence) {
   verdict.subject = "node";
   verdict.status = VerdictStatus::kInconclusive;
   verdict.code = ReasonCode::kRunInterrupted;
-  const std::string done = soak == nullptr ? std::string()
-                                           : std::to_string(soak->rounds.size()) + " complete round" +
-                                                 (soak->rounds.size() == 1 ? "" : "s") +
-                                                 (soak->requested_rounds
-                                                      ? " of " + std::to_string(*soak->requested_rounds)
-                                                      : std::string());
+  const std::string done =
+      soak == nullptr
+          ? std::string()
+          : std::to_string(soak->rounds.size()) + " complete round" + (soak->rounds.size() == 1 ? "" : "s") +
+                (soak->requested_rounds ? " of " + std::to_string(*soak->requested_rounds) : std::string());
   if (evidence.interrupted && soak != nullptr) {
-    verdict.reason = *evidence.interrupted + " stopped the soak after " + done +
-                     (soak->requested_duration_s
-                          ? " (asked for " + fixed(*soak->requested_duration_s, 0) + " s)"
-                          : std::string()) +
-                     "; the complete rounds are judged, the one in flight was dropped";
+    verdict.reason =
+        *evidence.interrupted + " stopped the soak after " + done +
+        (soak->requested_duration_s ? " (asked for " + fixed(*soak->requested_duration_s, 0) + " s)" : std::string()) +
+        "; the complete rounds are judged, the one in flight was dropped";
   } else if (evidence.interrupted) {
     verdict.reason = *evidence.interrupted +
                      " stopped the run before every probe ran; the probes that finished are judged, the rest skipped";
@@ -117,8 +115,8 @@ std::vector<Verdict> dip_verdicts(const Evidence& evidence, const SoakRecord& so
     verdict.reason = first.probe + " " + std::string(to_string(first.direction)) + " fell to " + fixed(low, 1) +
                      " GB/s in " + round_when(*worst->round) + ", " + fixed((1 - low / reference) * 100, 0) +
                      "% below its median of " + fixed(reference, 1) + " GB/s over " + std::to_string(points.size()) +
-                     " rounds (a dip of more than " + fixed(max_drop * 100, 0) + "% fails); rounds below: " +
-                     list_rounds(below);
+                     " rounds (a dip of more than " + fixed(max_drop * 100, 0) +
+                     "% fails); rounds below: " + list_rounds(below);
     verdict.remediation =
         "A link that slows under sustained load: look in link_samples around that time for a retrain to a lower "
         "speed or width, and at the slot's cooling and power (nvidia-smi -q -d TEMPERATURE,POWER); reseat or move "
@@ -170,10 +168,9 @@ std::vector<Verdict> link_drop_verdicts(const Evidence& evidence, const SoakReco
       verdict.code = ReasonCode::kLinkDroppedDuringSoak;
       verdict.link = LinkRef{link.downstream, link.upstream};
       verdict.reason = "the link " + to_string(link.downstream) + " -> " + to_string(link.upstream) +
-                       " reached at best " + to_string(*first_low_state) + " under load in " +
-                       round_when(*first_low) + ", below its expected " + to_string(expected.value()) +
-                       ", which it reached in rounds " + list_rounds(full_rounds) + "; rounds below: " +
-                       list_rounds(low_rounds);
+                       " reached at best " + to_string(*first_low_state) + " under load in " + round_when(*first_low) +
+                       ", below its expected " + to_string(expected.value()) + ", which it reached in rounds " +
+                       list_rounds(full_rounds) + "; rounds below: " + list_rounds(low_rounds);
       verdict.remediation =
           "A link that retrains lower under load and comes back: check the AER counters and the kernel log of "
           "that time, the riser or cable, the slot's cooling; reseat the card or move it to another slot, then "

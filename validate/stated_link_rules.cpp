@@ -322,12 +322,12 @@ ToolJudgement judge_nccl_tests_bandwidth(const Evidence& evidence, const Thresho
     const auto fits = links_that_fit(median, Direction::kAllReduce, link, fit_floor_fraction(thresholds));
     verdict.status = VerdictStatus::kBandwidthLow;
     verdict.code = ReasonCode::kBandwidthBelowBudget;
-    verdict.reason += ", below the " + percent_text(thresholds.floor_fraction) + " floor: not normal for " +
-                      to_string(link) +
-                      (fits.empty() ? "; it fits no link up to " + to_string(link) +
-                                          " (a host-side limit is likelier than a narrower link)"
-                                    : "; the slowest GPU link fits " + join_states(fits)) +
-                      origin;
+    verdict.reason +=
+        ", below the " + percent_text(thresholds.floor_fraction) + " floor: not normal for " + to_string(link) +
+        (fits.empty()
+             ? "; it fits no link up to " + to_string(link) + " (a host-side limit is likelier than a narrower link)"
+             : "; the slowest GPU link fits " + join_states(fits)) +
+        origin;
     verdict.remediation =
         "The slowest GPU link bounds an all-reduce through host memory: read every GPU's link while all_reduce_perf "
         "runs (`nvidia-smi -q` GPU Link Info, `lspci -vv` LnkSta of each GPU and the ports above it) to find the "
@@ -337,8 +337,9 @@ ToolJudgement judge_nccl_tests_bandwidth(const Evidence& evidence, const Thresho
     out.verdicts.push_back(std::move(verdict));
   }
   if (small > 0) {
-    out.notes.push_back("nccl-tests all-reduce below 16 MB not judged (latency-bound): capture sizes up to 1 GB "
-                        "(all_reduce_perf -e 1G)");
+    out.notes.push_back(
+        "nccl-tests all-reduce below 16 MB not judged (latency-bound): capture sizes up to 1 GB "
+        "(all_reduce_perf -e 1G)");
   }
   return out;
 }

@@ -460,7 +460,8 @@ TEST_F(DiagnoseTest, HostMaxCapsTheLinkOfAGen5GpuInAGen4Host) {
   for (const json& device : document["devices"]) {
     for (const json& note : device["notes"]) notes += note.get<std::string>() + "\n";
   }
-  EXPECT_THAT(notes + notes_text(document), HasSubstr("the host caps the link at Gen4 (Host Max) below the GPU's Gen5"));
+  EXPECT_THAT(notes + notes_text(document),
+              HasSubstr("the host caps the link at Gen4 (Host Max) below the GPU's Gen5"));
 }
 
 // The table's NEGOTIATED column shows the busy reading and names its source.

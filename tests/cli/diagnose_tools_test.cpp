@@ -115,9 +115,9 @@ TEST(DiagnoseTools, NcclTestsAreJudgedOnlyWithP2pDisabled) {
   EXPECT_EQ(bandwidth_verdicts(host.document), (std::vector<std::string>{"8 GPUs pass bandwidth_at_budget"}));
   for (const char* name :
        {"nccl_allreduce_8x_rtx5090_pcie_only.txt", "nccl_allreduce_json_2x_h100_pcie_nvlink_bridge.json"}) {
-    const Diagnosis d = diagnose(name == std::string("nccl_allreduce_8x_rtx5090_pcie_only.txt")
-                                     ? capture(name)
-                                     : "--link gen5x16 " + capture(name));
+    const Diagnosis d =
+        diagnose(name == std::string("nccl_allreduce_8x_rtx5090_pcie_only.txt") ? capture(name)
+                                                                                : "--link gen5x16 " + capture(name));
     EXPECT_EQ(d.exit_code, 0) << name << ": " << d.err;
     EXPECT_TRUE(bandwidth_verdicts(d.document).empty()) << name;
     bool summarised = false;

@@ -167,7 +167,8 @@ TEST(NcclTests, CorruptedSizesAndOtherCollectivesAreNotMeasurements) {
   // A table whose collective is not named is read, not measured.
   const auto old = parse_nccl_tests(
       "#       size         count      type   redop     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong\n"
-      "    33554432       8388608     float     sum    1047.8   32.02   56.04       0   1015.2   33.05   57.84       0\n");
+      "    33554432       8388608     float     sum    1047.8   32.02   56.04       0   1015.2   33.05   57.84       "
+      "0\n");
   ASSERT_TRUE(old);
   EXPECT_TRUE(old->readings.empty());
 }

@@ -1,9 +1,9 @@
 // compact_link_samples: what a long soak keeps of its 50 ms link readings.
+#include "model/samples.hpp"
+
 #include <gtest/gtest.h>
 
 #include <vector>
-
-#include "model/samples.hpp"
 
 namespace pcieval {
 namespace {
@@ -24,7 +24,7 @@ TEST(CompactLinkSamples, KeepsFirstChangesAndLastPerPort) {
   const char* gpu = "0000:18:00.0";
   const std::vector<LinkSample> samples = {
       at(gpu, 0.00, false, PcieGen::kGen1), at(gpu, 0.05, true, PcieGen::kGen1),  // load begins
-      at(gpu, 0.10, true, PcieGen::kGen5),                                         // trained up
+      at(gpu, 0.10, true, PcieGen::kGen5),                                        // trained up
       at(gpu, 0.15, true, PcieGen::kGen5),  at(gpu, 0.20, true, PcieGen::kGen5),
       at(gpu, 0.25, true, PcieGen::kGen3),  // retrained lower
       at(gpu, 0.30, true, PcieGen::kGen3),  at(gpu, 0.35, true, PcieGen::kGen3),
@@ -36,10 +36,14 @@ TEST(CompactLinkSamples, PortsAndSourcesAreSeparateSeries) {
   const char* gpu = "0000:18:00.0";
   const char* port = "0000:17:01.0";
   const std::vector<LinkSample> samples = {
-      at(gpu, 0.0, true, PcieGen::kGen5), at(port, 0.0, true, PcieGen::kGen5),
-      at(gpu, 0.0, true, PcieGen::kGen5, SampleSource::kNvml), at(gpu, 0.1, true, PcieGen::kGen5),
-      at(port, 0.1, true, PcieGen::kGen5), at(gpu, 0.1, true, PcieGen::kGen5, SampleSource::kNvml),
-      at(gpu, 0.2, true, PcieGen::kGen5), at(port, 0.2, true, PcieGen::kGen5),
+      at(gpu, 0.0, true, PcieGen::kGen5),
+      at(port, 0.0, true, PcieGen::kGen5),
+      at(gpu, 0.0, true, PcieGen::kGen5, SampleSource::kNvml),
+      at(gpu, 0.1, true, PcieGen::kGen5),
+      at(port, 0.1, true, PcieGen::kGen5),
+      at(gpu, 0.1, true, PcieGen::kGen5, SampleSource::kNvml),
+      at(gpu, 0.2, true, PcieGen::kGen5),
+      at(port, 0.2, true, PcieGen::kGen5),
       at(gpu, 0.2, true, PcieGen::kGen5, SampleSource::kNvml),
   };
   // Nothing changed: each of the three series keeps its first and last reading.
@@ -51,8 +55,8 @@ TEST(CompactLinkSamples, AFailedReadingIsAChange) {
   LinkSample failed = at(gpu, 0.1, true, PcieGen::kGen5);
   failed.speed.reset();
   failed.width.reset();
-  const std::vector<LinkSample> samples = {at(gpu, 0.0, true, PcieGen::kGen5), failed, at(gpu, 0.2, true, PcieGen::kGen5),
-                                           at(gpu, 0.3, true, PcieGen::kGen5)};
+  const std::vector<LinkSample> samples = {at(gpu, 0.0, true, PcieGen::kGen5), failed,
+                                           at(gpu, 0.2, true, PcieGen::kGen5), at(gpu, 0.3, true, PcieGen::kGen5)};
   EXPECT_EQ(times(compact_link_samples(samples)), (std::vector<double>{0.0, 0.1, 0.2, 0.3}));
 }
 

@@ -35,10 +35,11 @@ TEST_F(ResultsJsonTest, TopLevelFieldsInSchemaOrder) {
   std::vector<std::string> keys;
   const auto ordered = nlohmann::ordered_json::parse(results_to_json(results_));
   for (const auto& [key, value] : ordered.items()) keys.push_back(key);
-  EXPECT_EQ(keys, (std::vector<std::string>{"schema_version", "tool", "host", "sources", "devices", "probe_settings",
-                                            "probes", "measurements", "link_samples", "counters", "thresholds",
-                                            "interrupted", "soak", "captured_events", "stated_link",
-                                            "capture_lines", "verdicts", "overall", "summary", "notes"}));
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"schema_version", "tool",        "host",         "sources",         "devices",
+                                      "probe_settings", "probes",      "measurements", "link_samples",    "counters",
+                                      "thresholds",     "interrupted", "soak",         "captured_events", "stated_link",
+                                      "capture_lines",  "verdicts",    "overall",      "summary",         "notes"}));
   EXPECT_EQ(document_["schema_version"], kResultsSchemaVersion);
   EXPECT_EQ(document_["tool"], (Json{{"name", "pcieval"}, {"version", "0.1.0"}}));
   EXPECT_EQ(document_["host"], (Json{{"hostname", "hgx-b07"}, {"kernel", "5.15.0-126-generic"}}));

@@ -140,9 +140,8 @@ TEST(ResultsReaderTest, CapturedEvidenceRoundTrips) {
   EXPECT_EQ(evidence.stated_link->source, "--link gen4x16");
   ASSERT_EQ(evidence.capture_lines.size(), 1u);
   EXPECT_EQ(origin_of(evidence.capture_lines[0]), "lspci.txt:61");
-  const bool any_host_max = std::any_of(evidence.devices.begin(), evidence.devices.end(), [](const DeviceRecord& d) {
-    return d.nvml && d.nvml->host_max_gen == 4;
-  });
+  const bool any_host_max = std::any_of(evidence.devices.begin(), evidence.devices.end(),
+                                        [](const DeviceRecord& d) { return d.nvml && d.nvml->host_max_gen == 4; });
   EXPECT_TRUE(any_host_max);
 }
 
@@ -371,8 +370,9 @@ TEST(ResultsReaderTest, ProbeEvidenceProblemsAreNamedByPointer) {
     return error_of(document);
   };
   // Unknown enum values, through the model's parsers.
-  EXPECT_EQ(with("/measurements/0/direction"_json_pointer, "sideways"),
-            "results.json: /measurements/0/direction: unknown value 'sideways'; expected one of h2d, d2h, h2h, all_reduce");
+  EXPECT_EQ(
+      with("/measurements/0/direction"_json_pointer, "sideways"),
+      "results.json: /measurements/0/direction: unknown value 'sideways'; expected one of h2d, d2h, h2h, all_reduce");
   EXPECT_EQ(with("/measurements/0/method"_json_pointer, "dma"),
             "results.json: /measurements/0/method: unknown value 'dma'; expected one of ce, sm, cpu, nccl");
   EXPECT_EQ(with("/measurements/0/host_memory"_json_pointer, "Pinned"),

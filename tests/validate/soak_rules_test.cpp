@@ -2,6 +2,8 @@
 // root port (an HGX H100 node: 53-55 GB/s h2d copy-engine medians, PCIE-FACTS
 // section 3), with the failures burn-in exists for: a round that dips, a link
 // that retrains lower for a round and comes back, and runs cut short.
+#include "validate/soak_rules.hpp"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -9,7 +11,6 @@
 #include <vector>
 
 #include "validate/link_rules.hpp"
-#include "validate/soak_rules.hpp"
 
 namespace pcieval {
 namespace {

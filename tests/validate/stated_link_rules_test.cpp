@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-
 #include <cmath>
 
 #include "validate/budget.hpp"
@@ -265,8 +264,7 @@ TEST(StatedLink, NcclAllReduceIsJudgedOnlyWithP2pDisabledAndAStatedLink) {
   EXPECT_NE(nvlink.notes[0].find("does not show peer-to-peer disabled"), std::string::npos);
 
   // Tool numbers of other kinds are not this rule's.
-  EXPECT_TRUE(judge_nccl({tool("nvbandwidth_host_to_device_memcpy_ce", "GPU 0", Direction::kHostToDevice, 20)},
-                         gen5x16)
+  EXPECT_TRUE(judge_nccl({tool("nvbandwidth_host_to_device_memcpy_ce", "GPU 0", Direction::kHostToDevice, 20)}, gen5x16)
                   .notes.empty());
 }
 
