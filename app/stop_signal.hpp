@@ -38,7 +38,6 @@ class StopOnSignal {
   }
 
   [[nodiscard]] const std::atomic<int>& flag() const { return g_stop_signal; }
-  [[nodiscard]] int signal() const { return g_stop_signal.load(); }
 
  private:
   struct sigaction old_int_ {};

@@ -31,12 +31,6 @@ std::string list_rounds(const std::vector<int>& rounds) {
   return out;
 }
 
-double median_of(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
 std::optional<Verdict> interrupted_verdict(const Evidence& evidence) {
   const SoakRecord* soak = evidence.soak ? &*evidence.soak : nullptr;
   if (!evidence.interrupted && (soak == nullptr || soak->finished)) return std::nullopt;
@@ -92,7 +86,8 @@ std::vector<Verdict> dip_verdicts(const Evidence& evidence, const SoakRecord& so
     if (points.size() < 2) continue;
     std::vector<double> medians;
     for (const Point& p : points) medians.push_back(p.measurement->stats.median_gbps);
-    const double reference = median_of(medians);
+    // The median of the rounds' medians, with the model's one definition of a median.
+    const double reference = summarize_trials(medians).median_gbps;
     if (reference <= 0) continue;
     const Measurement& first = *points.front().measurement;
     const DeviceRecord* device = first.gpus.size() == 1 ? find_device(evidence, first.gpus.front()) : nullptr;
