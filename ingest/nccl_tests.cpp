@@ -74,7 +74,11 @@ std::optional<Columns> header_columns(const std::vector<std::string_view>& cells
   c.out_of_place = *out;
   const auto in = half(out->busbw + 1);
   c.in_place = in.value_or(*out);
-  c.needed = 1 + std::max({c.size, c.count, c.type, c.redop, c.out_of_place.wrong, c.in_place.wrong, c.in_place.busbw});
+  // Every column a row is read at, in whatever order the header named them
+  // ("time" may follow "busbw" in a mangled header).
+  c.needed =
+      1 + std::max({c.size, c.count, c.type, c.redop, c.out_of_place.time, c.out_of_place.algbw, c.out_of_place.busbw,
+                    c.out_of_place.wrong, c.in_place.time, c.in_place.algbw, c.in_place.busbw, c.in_place.wrong});
   return c;
 }
 

@@ -173,6 +173,20 @@ TEST(NcclTests, CorruptedSizesAndOtherCollectivesAreNotMeasurements) {
   EXPECT_TRUE(old->readings.empty());
 }
 
+TEST(NcclTests, AHeaderThatNamesTimeLastNeedsRowsThatReachIt) {
+  // Found by the fuzz harness: a mangled header whose "time" comes after
+  // "busbw". A row as long as the busbw column but not the time column was
+  // read one cell past its end. Now a row must reach every column.
+  const auto parsed = parse_nccl_tests(
+      "#       size         count      type   redop    root   algbw   busbw     time\n"
+      "    33554432       8388608     float     sum      -1   32.02   56.04\n"
+      "    67108864      16777216     float     sum      -1   33.10   57.93   2027.4\n");
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  ASSERT_EQ(parsed->nccl_rows.size(), 1U);
+  EXPECT_EQ(parsed->nccl_rows[0].size_bytes, 67108864U);
+  EXPECT_DOUBLE_EQ(parsed->nccl_rows[0].time_us, 2027.4);
+}
+
 TEST(NcclTests, NothingToReadIsAnError) {
   EXPECT_FALSE(parse_nccl_tests("# nThread 1 nGpus 8\n#\n"));
   EXPECT_FALSE(parse_nccl_tests_json(R"({"results": []})"));
