@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/blocking_call.hpp"
 #include "kernels/copy_lane.hpp"
 #include "kernels/cuda_check.cuh"
 #include "kernels/cuda_device.hpp"
@@ -73,6 +74,21 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// What the thread of a pageable copy reports back.
+struct PageableCopy {
+  cudaError_t code = cudaSuccess;
+  const char* failed_call = nullptr;  // the call that returned `code`; null when both succeeded
+  WaitResult waited;                  // the wait for the stream after the copy
+  std::chrono::steady_clock::time_point started;
+  std::chrono::steady_clock::time_point ended;
+};
+
+// How much longer than the copy's own deadline the caller waits for its
+// thread: the thread's wait gives up at that deadline and reports it, which
+// names the stuck part better than the caller's timeout would. The caller's
+// timeout remains for a thread stuck inside cudaMemcpyAsync itself.
+constexpr double kPageableThreadGraceS = 1.0;
+
 }  // namespace
 
 // --- CopyLane
@@ -93,9 +109,10 @@ Result<CopyLane> CopyLane::create(int ordinal, Direction direction, CopyMethod m
   PCIEVAL_ASSIGN_OR_RETURN(std::byte * host_device_pointer, registration.device_pointer(ordinal));
   PCIEVAL_ASSIGN_OR_RETURN(DeviceBuffer device, DeviceBuffer::allocate(ordinal, host.size()));
   PCIEVAL_ASSIGN_OR_RETURN(DeviceBuffer counter, DeviceBuffer::allocate(ordinal, sizeof(unsigned long long)));
+  PCIEVAL_ASSIGN_OR_RETURN(PinnedHostBuffer readback, PinnedHostBuffer::allocate(ordinal, sizeof(unsigned long long)));
   PCIEVAL_ASSIGN_OR_RETURN(int blocks, detail::saturating_blocks(ordinal));
   CopyLane lane(direction, method, seed, std::move(stream), std::move(events), std::move(registration),
-                std::move(device), std::move(counter), host_device_pointer, blocks);
+                std::move(device), std::move(counter), std::move(readback), host_device_pointer, blocks);
   // The whole capacity carries the pattern, whatever shape comes later.
   PCIEVAL_TRY_STATUS(detail::launch_fill_pattern(lane.stream_.handle(), blocks, lane.kernel_view_of_source(),
                                                  lane.capacity_bytes(), seed));
@@ -172,7 +189,7 @@ Result<double> CopyLane::elapsed_s(const PollPolicy& policy) const {
 
 Result<std::uint64_t> CopyLane::count_destination_mismatches() const {
   return detail::count_mismatches_with(stream_, grid_blocks_, kernel_view_of_destination(), shape_.size_bytes, seed_,
-                                       counter_);
+                                       counter_, readback_);
 }
 
 // --- run_latched_trial
@@ -258,6 +275,7 @@ Result<PageableLane> PageableLane::create(int ordinal, Direction direction, std:
   PCIEVAL_ASSIGN_OR_RETURN(Stream stream, Stream::create(ordinal));
   PCIEVAL_ASSIGN_OR_RETURN(DeviceBuffer device, DeviceBuffer::allocate(ordinal, host.size()));
   PCIEVAL_ASSIGN_OR_RETURN(DeviceBuffer counter, DeviceBuffer::allocate(ordinal, sizeof(unsigned long long)));
+  PCIEVAL_ASSIGN_OR_RETURN(PinnedHostBuffer readback, PinnedHostBuffer::allocate(ordinal, sizeof(unsigned long long)));
   if (direction == Direction::kHostToDevice) {
     fill_pattern_host(host, seed);
   } else {
@@ -265,12 +283,15 @@ Result<PageableLane> PageableLane::create(int ordinal, Direction direction, std:
     PCIEVAL_TRY_STATUS(detail::launch_fill_pattern(stream.handle(), blocks, device.data(), device.size_bytes(), seed));
     PCIEVAL_TRY_STATUS(stream.synchronize());
   }
-  return PageableLane(direction, seed, host, std::move(stream), std::move(device), std::move(counter));
+  return PageableLane(direction, seed, host, std::move(stream), std::move(device), std::move(counter),
+                      std::move(readback));
 }
 
 std::string PageableLane::label() const {
   return lane_label(ordinal(), direction_, CopyMethod::kCopyEngine) + " pageable";
 }
+
+bool PageableLane::abandoned() const { return cuda_device_retired(ordinal()); }
 
 Result<double> PageableLane::run_trial() {
   PCIEVAL_TRY_STATUS(detail::use_device(ordinal()));
@@ -289,32 +310,69 @@ Result<double> PageableLane::run_trial() {
   const cudaMemcpyKind kind = to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
   void* destination = to_device ? static_cast<void*>(device_.data()) : static_cast<void*>(host_.data());
   const void* source = to_device ? static_cast<const void*>(host_.data()) : static_cast<const void*>(device_.data());
-  const auto started = std::chrono::steady_clock::now();
-  const cudaError_t copied = cudaMemcpyAsync(destination, source, host_.size(), kind, stream_.handle());
-  if (copied != cudaSuccess) {
-    return make_error(label() + ": " + detail::cuda_error("cudaMemcpyAsync", copied).message);
+  const std::size_t bytes = host_.size();
+  const int ordinal_of_copy = ordinal();
+  cudaStream_t stream = stream_.handle();
+  const double deadline_s = copy_deadline_s(bytes, 0.0);
+  const std::string what = "cudaMemcpyAsync pageable " + std::string(to_string(direction_));
+  const std::string where = detail::where_is(ordinal_of_copy);
+  // The thread times the copy itself, so the time does not include starting
+  // or waking threads. It owns only values: the buffers it reaches are kept
+  // by their owners when the device is retired (abandoned()).
+  BlockingCallResult<PageableCopy> copy = call_with_deadline(
+      [ordinal_of_copy, destination, source, bytes, kind, stream, deadline_s, what] {
+        PageableCopy out;
+        out.code = cudaSetDevice(ordinal_of_copy);
+        if (out.code != cudaSuccess) {
+          out.failed_call = "cudaSetDevice";
+          return out;
+        }
+        out.started = std::chrono::steady_clock::now();
+        out.code = cudaMemcpyAsync(destination, source, bytes, kind, stream);
+        if (out.code != cudaSuccess) {
+          out.failed_call = "cudaMemcpyAsync";
+          return out;
+        }
+        // A pageable host-to-device copy returns once the driver has staged
+        // the data, possibly before the last DMA lands. Polled without
+        // sleeping: the host clock is the timer here, and a sleep would add
+        // to the time.
+        out.waited = wait_until_ready(
+            [stream] { return detail::cuda_ready("cudaStreamQuery", cudaStreamQuery(stream)); },
+            PollPolicy{std::max(deadline_s - seconds_since(out.started), 1e-3), std::chrono::microseconds(0)}, what);
+        out.ended = std::chrono::steady_clock::now();
+        return out;
+      },
+      deadline_s + kPageableThreadGraceS);
+  if (copy.outcome != BlockingCallOutcome::kReturned) {
+    return make_error(label() + ": " +
+                      detail::blocking_call_error(ordinal_of_copy, copy.outcome, what, deadline_s, where).message);
   }
-  // A pageable host-to-device copy returns once the driver has staged the
-  // data, possibly before the last DMA lands. Polled without sleeping: the
-  // host clock is the timer here, and a sleep would add to the time.
-  const Status synced =
-      stream_.synchronize(PollPolicy{copy_deadline_s(host_.size(), 0.0), std::chrono::microseconds(0)});
-  const auto ended = std::chrono::steady_clock::now();
-  if (!synced)
-    return make_error(label() + ": cudaMemcpyAsync pageable " + std::string(to_string(direction_)) + ": " +
-                      synced.error().message);
+  const PageableCopy& done = *copy.value;
+  if (done.failed_call != nullptr) {
+    return make_error(label() + ": " + detail::cuda_error(done.failed_call, done.code).message);
+  }
+  if (done.waited.outcome == WaitOutcome::kFailed) {
+    return make_error(label() + ": " + what + ": " + done.waited.message);
+  }
+  if (done.waited.outcome == WaitOutcome::kTimedOut) {
+    // Stated against the whole deadline, not what was left of it when the
+    // thread began to wait.
+    const std::string late = what + " did not complete within " + format_timeout_s(deadline_s);
+    return make_error(label() + ": " + detail::retire_after_timeout(ordinal_of_copy, late, where).message);
+  }
 
   std::uint64_t mismatches = 0;
   if (to_device) {
-    auto counted =
-        detail::count_mismatches_with(stream_, blocks, device_.data(), device_.size_bytes(), seed_, counter_);
+    auto counted = detail::count_mismatches_with(stream_, blocks, device_.data(), device_.size_bytes(), seed_, counter_,
+                                                 readback_);
     if (!counted) return make_error(label() + ": verification: " + counted.error().message);
     mismatches = counted.value();
   } else {
     mismatches = count_mismatches_host(host_, seed_);
   }
   if (mismatches != 0) return mismatch_error(label(), mismatches, host_.size());
-  return std::chrono::duration<double>(ended - started).count();
+  return std::chrono::duration<double>(done.ended - done.started).count();
 }
 
 }  // namespace pcieval

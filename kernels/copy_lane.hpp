@@ -103,8 +103,8 @@ class CopyLane {
 
  private:
   CopyLane(Direction direction, CopyMethod method, std::uint32_t seed, Stream stream, EventPair events,
-           HostRegistration registration, DeviceBuffer device, DeviceBuffer counter, std::byte* host_device_pointer,
-           int grid_blocks)
+           HostRegistration registration, DeviceBuffer device, DeviceBuffer counter, PinnedHostBuffer readback,
+           std::byte* host_device_pointer, int grid_blocks)
       : direction_(direction),
         method_(method),
         seed_(seed),
@@ -113,6 +113,7 @@ class CopyLane {
         registration_(std::move(registration)),
         device_(std::move(device)),
         counter_(std::move(counter)),
+        readback_(std::move(readback)),
         host_device_pointer_(host_device_pointer),
         grid_blocks_(grid_blocks),
         shape_{device_.size_bytes(), 1} {}
@@ -132,7 +133,8 @@ class CopyLane {
   EventPair events_;
   HostRegistration registration_;
   DeviceBuffer device_;
-  DeviceBuffer counter_;  // one 64-bit word: the mismatch count of the check kernel
+  DeviceBuffer counter_;       // one 64-bit word: the mismatch count of the check kernel
+  PinnedHostBuffer readback_;  // where that count is copied to without blocking the host
   std::byte* host_device_pointer_;
   int grid_blocks_;
   CopyShape shape_;
@@ -170,8 +172,13 @@ struct TrialTiming {
 // the host clock around the copy and a wait for the lane's stream (events
 // cannot time a synchronous copy, and a pageable copy may return before its
 // last DMA ends); the wait polls without sleeping, so the host clock stops
-// when the copy ends, and gives up at a deadline. Verified after each trial: on the device for host-to-device,
-// on the host for device-to-host.
+// when the copy ends. A pageable cudaMemcpyAsync blocks the host thread while
+// it stages, so the copy and that wait run on a thread of their own
+// (blocking_call.hpp), and the trial gives up at copy_deadline_s of its bytes;
+// the device is then retired, and the abandoned copy may still read or write
+// the host range, so its owner must keep it (abandoned()). Verified after
+// each trial: on the device for host-to-device, on the host for
+// device-to-host.
 class PageableLane {
  public:
   // REQUIRES: as CopyLane::create, except that `host` is not registered.
@@ -182,12 +189,18 @@ class PageableLane {
   PageableLane& operator=(const PageableLane&) = delete;
   PageableLane(PageableLane&&) noexcept = default;
   PageableLane& operator=(PageableLane&&) noexcept = default;
-  ~PageableLane() = default;  // run_trial waits for its work: nothing is in flight between calls
+  // run_trial waits for its work: nothing is in flight between calls, except
+  // on a retired device, whose resources the members then leak.
+  ~PageableLane() = default;
 
   [[nodiscard]] int ordinal() const { return stream_.ordinal(); }
   [[nodiscard]] Direction direction() const { return direction_; }
   [[nodiscard]] std::uint64_t bytes_per_trial() const { return host_.size(); }
   [[nodiscard]] std::string label() const;
+  // Whether the lane's device was retired: a copy given up at its deadline
+  // may still read or write the host range, so the range must be neither
+  // freed nor reused.
+  [[nodiscard]] bool abandoned() const;
 
   // Poisons the destination, copies the whole buffer once (timed), verifies.
   // Returns the seconds of the copy.
@@ -195,20 +208,22 @@ class PageableLane {
 
  private:
   PageableLane(Direction direction, std::uint32_t seed, std::span<std::byte> host, Stream stream, DeviceBuffer device,
-               DeviceBuffer counter)
+               DeviceBuffer counter, PinnedHostBuffer readback)
       : direction_(direction),
         seed_(seed),
         host_(host),
         stream_(std::move(stream)),
         device_(std::move(device)),
-        counter_(std::move(counter)) {}
+        counter_(std::move(counter)),
+        readback_(std::move(readback)) {}
 
   Direction direction_;
   std::uint32_t seed_;
   std::span<std::byte> host_;
   Stream stream_;  // for the device-side pattern kernels
   DeviceBuffer device_;
-  DeviceBuffer counter_;  // one 64-bit word: the mismatch count of the check kernel
+  DeviceBuffer counter_;       // one 64-bit word: the mismatch count of the check kernel
+  PinnedHostBuffer readback_;  // where that count is copied to without blocking the host
 };
 
 }  // namespace pcieval

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "kernels/blocking_call.hpp"
 #include "kernels/cuda_device.hpp"
 #include "kernels/deadline_wait.hpp"
 #include "kernels/retired_devices.hpp"
@@ -44,19 +45,47 @@ inline Result<bool> cuda_ready(const char* call, cudaError_t code) {
   return cuda_error(call, code);
 }
 
+// " on 0000:17:00.0": where device `ordinal` sits, for error messages; empty
+// when CUDA cannot say. cudaDeviceGetPCIBusId reads what the runtime cached,
+// without the device.
+inline std::string where_is(int ordinal) {
+  auto address = cuda_pci_address(ordinal);
+  return address ? " on " + to_string(address.value()) : std::string();
+}
+
+// Retires device `ordinal` after an operation on it missed its deadline
+// (`message` says which, "<what> did not complete within 30 s"), and returns
+// the error saying so. `where` is where_is(ordinal), looked up before the
+// operation by a caller that must not call into CUDA afterwards (another
+// thread may still be stuck inside the driver).
+inline Error retire_after_timeout(int ordinal, const std::string& message, const std::string& where) {
+  retire_cuda_device(ordinal, message + where);
+  return make_error(message + where + "; CUDA device " + std::to_string(ordinal) + " is not used again in this run");
+}
+
+inline Error retire_after_timeout(int ordinal, const std::string& message) {
+  // The PCI address makes the reason readable wherever it is repeated.
+  return retire_after_timeout(ordinal, message, where_is(ordinal));
+}
+
 // Polls `query` (see deadline_wait.hpp) for work of device `ordinal`. A
 // timeout retires the device (its context may be wedged) and says so.
 inline Status wait_ready(int ordinal, const ReadyQuery& query, const PollPolicy& policy, const std::string& what) {
   const WaitResult waited = wait_until_ready(query, policy, what);
   if (waited.outcome == WaitOutcome::kReady) return ok_status();
   if (waited.outcome == WaitOutcome::kFailed) return make_error(waited.message);
-  // The PCI address makes the reason readable wherever it is repeated;
-  // cudaDeviceGetPCIBusId reads what the runtime cached, without the device.
-  auto address = cuda_pci_address(ordinal);
-  const std::string where = address ? " on " + to_string(address.value()) : std::string();
-  retire_cuda_device(ordinal, waited.message + where);
-  return make_error(waited.message + where + "; CUDA device " + std::to_string(ordinal) +
-                    " is not used again in this run");
+  return retire_after_timeout(ordinal, waited.message);
+}
+
+// The error of a blocking call (blocking_call.hpp) that did not return: a
+// timeout retires the device, as a timed-out wait does. `where`: see
+// retire_after_timeout (the call's thread may still be inside the driver).
+inline Error blocking_call_error(int ordinal, BlockingCallOutcome outcome, const std::string& what, double timeout_s,
+                                 const std::string& where) {
+  if (outcome == BlockingCallOutcome::kNotStarted) {
+    return make_error(what + " could not be started: no thread for it");
+  }
+  return retire_after_timeout(ordinal, what + " did not complete within " + format_timeout_s(timeout_s), where);
 }
 
 }  // namespace pcieval::detail

@@ -1,6 +1,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "kernels/cuda_check.cuh"
@@ -45,21 +46,42 @@ Result<std::uint64_t> count_mismatches_device(const Stream& stream, const std::b
   PCIEVAL_TRY_STATUS(detail::use_device(stream.ordinal()));
   PCIEVAL_ASSIGN_OR_RETURN(int blocks, detail::saturating_blocks(stream.ordinal()));
   PCIEVAL_ASSIGN_OR_RETURN(DeviceBuffer counter, DeviceBuffer::allocate(stream.ordinal(), sizeof(unsigned long long)));
-  return detail::count_mismatches_with(stream, blocks, data, bytes, seed, counter);
+  PCIEVAL_ASSIGN_OR_RETURN(PinnedHostBuffer readback,
+                           PinnedHostBuffer::allocate(stream.ordinal(), sizeof(unsigned long long)));
+  return detail::count_mismatches_with(stream, blocks, data, bytes, seed, counter, readback);
 }
 
 namespace detail {
 
+Result<std::uint64_t> read_counter(const Stream& stream, const DeviceBuffer& counter, const PinnedHostBuffer& readback,
+                                   const PollPolicy& policy, const std::string& what) {
+  if (counter.size_bytes() < sizeof(unsigned long long) || readback.size_bytes() < sizeof(unsigned long long)) {
+    return make_error("a counter and its readback need " + std::to_string(sizeof(unsigned long long)) + " bytes each");
+  }
+  PCIEVAL_TRY_STATUS(use_device(stream.ordinal()));
+  PCIEVAL_CUDA_TRY(cudaMemcpyAsync(readback.data(), counter.data(), sizeof(unsigned long long), cudaMemcpyDeviceToHost,
+                                   stream.handle()));
+  cudaStream_t handle = stream.handle();
+  PCIEVAL_TRY_STATUS(wait_ready(
+      stream.ordinal(), [handle] { return cuda_ready("cudaStreamQuery", cudaStreamQuery(handle)); }, policy, what));
+  // The stream is done, so the copy's bytes are visible to the host.
+  unsigned long long value = 0;
+  std::memcpy(&value, readback.data(), sizeof value);
+  return static_cast<std::uint64_t>(value);
+}
+
 Result<std::uint64_t> count_mismatches_with(const Stream& stream, int blocks, const std::byte* data, std::size_t bytes,
-                                            std::uint32_t seed, const DeviceBuffer& counter) {
+                                            std::uint32_t seed, const DeviceBuffer& counter,
+                                            const PinnedHostBuffer& readback) {
   PCIEVAL_TRY_STATUS(use_device(stream.ordinal()));
   auto* count_word = reinterpret_cast<unsigned long long*>(counter.data());
   PCIEVAL_CUDA_TRY(cudaMemsetAsync(count_word, 0, sizeof(unsigned long long), stream.handle()));
   PCIEVAL_TRY_STATUS(launch_count_mismatches(stream.handle(), blocks, data, bytes, seed, count_word));
-  PCIEVAL_TRY_STATUS(stream.synchronize());
-  unsigned long long mismatches = 0;
-  PCIEVAL_CUDA_TRY(cudaMemcpy(&mismatches, count_word, sizeof(mismatches), cudaMemcpyDeviceToHost));
-  return static_cast<std::uint64_t>(mismatches);
+  // The check may read mapped host memory over PCIe: its deadline grows
+  // with the bytes, as a copy's does.
+  return read_counter(
+      stream, counter, readback, PollPolicy{copy_deadline_s(bytes, 0.0)},
+      "the mismatch count of " + std::to_string(bytes) + " bytes on CUDA device " + std::to_string(stream.ordinal()));
 }
 
 }  // namespace detail

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "kernels/resources.hpp"
 #include "model/result.hpp"
@@ -29,12 +30,25 @@ namespace pcieval::detail {
 [[nodiscard]] Status launch_count_mismatches(cudaStream_t stream, int blocks, const std::byte* data, std::size_t bytes,
                                              std::uint32_t seed, unsigned long long* counter);
 
+// Queues the copy of the 64-bit device word `counter` into `readback` (pinned
+// host memory), waits for the stream (polled, policy) and returns the word.
+// Not cudaMemcpy into a host variable: that blocks for ever on a stuck
+// device, and a copy it gave up on would land in the caller's frame; a
+// timed-out copy can only land in `readback`, which its retired device keeps.
+// `what` names the count in a timeout's message (device_pattern.cu).
+[[nodiscard]] Result<std::uint64_t> read_counter(const Stream& stream, const DeviceBuffer& counter,
+                                                 const PinnedHostBuffer& readback, const PollPolicy& policy,
+                                                 const std::string& what);
+
 // Zeroes `counter` (a device word), counts the mismatches of `bytes` at `data`
-// on `stream`, waits, and reads the count back (device_pattern.cu). The copy
-// lanes keep one counter for every trial; count_mismatches_device makes one.
+// on `stream`, and reads the count back through `readback` (read_counter),
+// waiting until copy_deadline_s(bytes, 0) (device_pattern.cu). The copy lanes
+// keep one counter and readback for every trial; count_mismatches_device
+// makes them.
 [[nodiscard]] Result<std::uint64_t> count_mismatches_with(const Stream& stream, int blocks, const std::byte* data,
                                                           std::size_t bytes, std::uint32_t seed,
-                                                          const DeviceBuffer& counter);
+                                                          const DeviceBuffer& counter,
+                                                          const PinnedHostBuffer& readback);
 
 // Copies `bytes` from `source` to `destination` with 16-byte loads and stores,
 // grid-stride. Either side may be mapped host memory (its device address).

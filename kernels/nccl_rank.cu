@@ -65,10 +65,11 @@ Result<AllReduceRank> AllReduceRank::create(int ordinal, int rank, std::size_t m
   PCIEVAL_ASSIGN_OR_RETURN(DeviceBuffer input, DeviceBuffer::allocate(ordinal, max_count * sizeof(float)));
   PCIEVAL_ASSIGN_OR_RETURN(DeviceBuffer output, DeviceBuffer::allocate(ordinal, max_count * sizeof(float)));
   PCIEVAL_ASSIGN_OR_RETURN(DeviceBuffer counter, DeviceBuffer::allocate(ordinal, sizeof(unsigned long long)));
+  PCIEVAL_ASSIGN_OR_RETURN(PinnedHostBuffer readback, PinnedHostBuffer::allocate(ordinal, sizeof(unsigned long long)));
   PCIEVAL_ASSIGN_OR_RETURN(Stream stream, Stream::create(ordinal));
   PCIEVAL_ASSIGN_OR_RETURN(EventPair events, EventPair::create(ordinal));
-  return AllReduceRank(rank, max_count, std::move(input), std::move(output), std::move(counter), std::move(stream),
-                       std::move(events));
+  return AllReduceRank(rank, max_count, std::move(input), std::move(output), std::move(counter), std::move(readback),
+                       std::move(stream), std::move(events));
 }
 
 Status AllReduceRank::prepare(std::size_t count, const PollPolicy& policy) {
@@ -97,11 +98,9 @@ Result<std::uint64_t> AllReduceRank::count_mismatches(std::size_t count, int ran
   count_sum_mismatches_kernel<<<grid_for(blocks, count), kThreadsPerBlock, 0, stream_.handle()>>>(
       static_cast<const float*>(static_cast<const void*>(output_.data())), count, ranks, count_word);
   PCIEVAL_CUDA_TRY(cudaGetLastError());
-  PCIEVAL_TRY_STATUS(stream_.synchronize(policy));
-  // The stream is idle: this copy cannot wait on anything of ours.
-  unsigned long long mismatches = 0;
-  PCIEVAL_CUDA_TRY(cudaMemcpy(&mismatches, count_word, sizeof(mismatches), cudaMemcpyDeviceToHost));
-  return static_cast<std::uint64_t>(mismatches);
+  return detail::read_counter(
+      stream_, counter_, readback_, policy,
+      "the all-reduce check of rank " + std::to_string(rank_) + " on CUDA device " + std::to_string(ordinal()));
 }
 
 }  // namespace pcieval

@@ -61,12 +61,13 @@ class AllReduceRank {
 
  private:
   AllReduceRank(int rank, std::size_t max_count, DeviceBuffer input, DeviceBuffer output, DeviceBuffer counter,
-                Stream stream, EventPair events)
+                PinnedHostBuffer readback, Stream stream, EventPair events)
       : rank_(rank),
         max_count_(max_count),
         input_(std::move(input)),
         output_(std::move(output)),
         counter_(std::move(counter)),
+        readback_(std::move(readback)),
         stream_(std::move(stream)),
         events_(std::move(events)) {}
 
@@ -74,7 +75,8 @@ class AllReduceRank {
   std::size_t max_count_ = 0;
   DeviceBuffer input_;
   DeviceBuffer output_;
-  DeviceBuffer counter_;  // one 64-bit word for count_mismatches
+  DeviceBuffer counter_;       // one 64-bit word for count_mismatches
+  PinnedHostBuffer readback_;  // where the count is copied to without blocking the host
   Stream stream_;
   EventPair events_;
 };

@@ -74,13 +74,34 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
   return *this;
 }
 DeviceBuffer::~DeviceBuffer() {}  // nothing was acquired
-Status DeviceBuffer::copy_from_host(std::size_t /*offset*/, std::span<const std::byte> /*host*/) { return no_cuda(); }
-Status DeviceBuffer::copy_to_host(std::size_t /*offset*/, std::span<std::byte> /*host*/) const { return no_cuda(); }
+Status DeviceBuffer::copy_from_host(std::size_t /*offset*/, std::span<const std::byte> /*host*/,
+                                    const PollPolicy& /*policy*/) {
+  return no_cuda();
+}
+Status DeviceBuffer::copy_to_host(std::size_t /*offset*/, std::span<std::byte> /*host*/,
+                                  const PollPolicy& /*policy*/) const {
+  return no_cuda();
+}
+
+// --- PinnedHostBuffer
+
+Result<PinnedHostBuffer> PinnedHostBuffer::allocate(int /*ordinal*/, std::size_t /*bytes*/) { return no_cuda(); }
+PinnedHostBuffer::PinnedHostBuffer(PinnedHostBuffer&& other) noexcept
+    : ordinal_(std::exchange(other.ordinal_, -1)),
+      data_(std::exchange(other.data_, nullptr)),
+      size_bytes_(std::exchange(other.size_bytes_, 0)) {}
+PinnedHostBuffer& PinnedHostBuffer::operator=(PinnedHostBuffer&& other) noexcept {
+  ordinal_ = std::exchange(other.ordinal_, -1);
+  data_ = std::exchange(other.data_, nullptr);
+  size_bytes_ = std::exchange(other.size_bytes_, 0);
+  return *this;
+}
+PinnedHostBuffer::~PinnedHostBuffer() {}  // nothing was acquired
 
 // --- HostRegistration
 
 Result<HostRegistration> HostRegistration::register_range(int /*ordinal*/, std::span<std::byte> /*host*/,
-                                                          bool /*mapped*/) {
+                                                          bool /*mapped*/, double /*timeout_floor_s*/) {
   return no_cuda();
 }
 HostRegistration::HostRegistration(HostRegistration&& other) noexcept
@@ -153,6 +174,7 @@ Result<PageableLane> PageableLane::create(int /*ordinal*/, Direction /*direction
   return no_cuda();
 }
 std::string PageableLane::label() const { return "no cuda"; }
+bool PageableLane::abandoned() const { return false; }
 Result<double> PageableLane::run_trial() { return no_cuda(); }
 
 }  // namespace pcieval

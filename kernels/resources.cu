@@ -1,5 +1,6 @@
 #include <cuda_runtime.h>
 
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -156,35 +157,117 @@ DeviceBuffer::~DeviceBuffer() {
   if (data_ != nullptr && !cuda_device_retired(ordinal_)) static_cast<void>(cudaFree(data_));
 }
 
-Status DeviceBuffer::copy_from_host(std::size_t offset, std::span<const std::byte> host) {
-  if (offset > size_bytes_ || host.size() > size_bytes_ - offset) {
-    return make_error("copy of " + std::to_string(host.size()) + " bytes at offset " + std::to_string(offset) +
-                      " overruns a device buffer of " + std::to_string(size_bytes_) + " bytes");
+namespace {
+
+Status check_copy_range(std::size_t offset, std::size_t bytes, std::size_t size_bytes) {
+  if (offset > size_bytes || bytes > size_bytes - offset) {
+    return make_error("copy of " + std::to_string(bytes) + " bytes at offset " + std::to_string(offset) +
+                      " overruns a device buffer of " + std::to_string(size_bytes) + " bytes");
   }
-  PCIEVAL_TRY_STATUS(detail::use_device(ordinal_));
-  PCIEVAL_CUDA_TRY(cudaMemcpy(data_ + offset, host.data(), host.size(), cudaMemcpyHostToDevice));
   return ok_status();
 }
 
-Status DeviceBuffer::copy_to_host(std::size_t offset, std::span<std::byte> host) const {
-  if (offset > size_bytes_ || host.size() > size_bytes_ - offset) {
-    return make_error("copy of " + std::to_string(host.size()) + " bytes at offset " + std::to_string(offset) +
-                      " overruns a device buffer of " + std::to_string(size_bytes_) + " bytes");
-  }
+// Queues a copy between device memory and a caller's pinned stage on a
+// stream of its own, and polls it. The stream is released on return, before
+// the stage; on a retired device neither is (a late copy may still use them).
+Status staged_copy(int ordinal, void* destination, const void* source, std::size_t bytes, cudaMemcpyKind kind,
+                   const PollPolicy& policy) {
+  PCIEVAL_ASSIGN_OR_RETURN(Stream stream, Stream::create(ordinal));
+  PCIEVAL_CUDA_TRY(cudaMemcpyAsync(destination, source, bytes, kind, stream.handle()));
+  cudaStream_t handle = stream.handle();
+  const std::string what = "cudaMemcpyAsync " + std::string(kind == cudaMemcpyHostToDevice ? "h2d" : "d2h") + " of " +
+                           std::to_string(bytes) + " bytes";
+  return detail::wait_ready(
+      ordinal, [handle] { return detail::cuda_ready("cudaStreamQuery", cudaStreamQuery(handle)); }, policy, what);
+}
+
+}  // namespace
+
+Status DeviceBuffer::copy_from_host(std::size_t offset, std::span<const std::byte> host, const PollPolicy& policy) {
+  PCIEVAL_TRY_STATUS(check_copy_range(offset, host.size(), size_bytes_));
+  if (host.empty()) return ok_status();
   PCIEVAL_TRY_STATUS(detail::use_device(ordinal_));
-  PCIEVAL_CUDA_TRY(cudaMemcpy(host.data(), data_ + offset, host.size(), cudaMemcpyDeviceToHost));
+  PCIEVAL_ASSIGN_OR_RETURN(PinnedHostBuffer stage, PinnedHostBuffer::allocate(ordinal_, host.size()));
+  std::memcpy(stage.data(), host.data(), host.size());
+  return staged_copy(ordinal_, data_ + offset, stage.data(), host.size(), cudaMemcpyHostToDevice, policy);
+}
+
+Status DeviceBuffer::copy_to_host(std::size_t offset, std::span<std::byte> host, const PollPolicy& policy) const {
+  PCIEVAL_TRY_STATUS(check_copy_range(offset, host.size(), size_bytes_));
+  if (host.empty()) return ok_status();
+  PCIEVAL_TRY_STATUS(detail::use_device(ordinal_));
+  PCIEVAL_ASSIGN_OR_RETURN(PinnedHostBuffer stage, PinnedHostBuffer::allocate(ordinal_, host.size()));
+  PCIEVAL_TRY_STATUS(staged_copy(ordinal_, stage.data(), data_ + offset, host.size(), cudaMemcpyDeviceToHost, policy));
+  std::memcpy(host.data(), stage.data(), host.size());
   return ok_status();
+}
+
+// --- PinnedHostBuffer
+
+Result<PinnedHostBuffer> PinnedHostBuffer::allocate(int ordinal, std::size_t bytes) {
+  if (bytes == 0) return make_error("cannot allocate an empty pinned host buffer");
+  PCIEVAL_TRY_STATUS(detail::use_device(ordinal));
+  void* data = nullptr;
+  const cudaError_t code = cudaHostAlloc(&data, bytes, cudaHostAllocDefault);
+  if (code != cudaSuccess) {
+    return make_error("cannot allocate " + std::to_string(bytes) +
+                      " bytes of pinned host memory: " + detail::cuda_error("cudaHostAlloc", code).message);
+  }
+  // A readback word that a failed copy never wrote must read as zero, not
+  // as whatever the allocator left.
+  std::memset(data, 0, bytes);
+  return PinnedHostBuffer(ordinal, static_cast<std::byte*>(data), bytes);
+}
+
+PinnedHostBuffer::PinnedHostBuffer(PinnedHostBuffer&& other) noexcept
+    : ordinal_(std::exchange(other.ordinal_, -1)),
+      data_(std::exchange(other.data_, nullptr)),
+      size_bytes_(std::exchange(other.size_bytes_, 0)) {}
+
+PinnedHostBuffer& PinnedHostBuffer::operator=(PinnedHostBuffer&& other) noexcept {
+  if (this != &other) {
+    PinnedHostBuffer old(std::move(*this));
+    ordinal_ = std::exchange(other.ordinal_, -1);
+    data_ = std::exchange(other.data_, nullptr);
+    size_bytes_ = std::exchange(other.size_bytes_, 0);
+  }
+  return *this;
+}
+
+PinnedHostBuffer::~PinnedHostBuffer() {
+  // A late copy of a retired device may still land here, and cudaFreeHost
+  // may synchronize with it: the memory is leaked instead.
+  if (data_ != nullptr && !cuda_device_retired(ordinal_)) static_cast<void>(cudaFreeHost(data_));
 }
 
 // --- HostRegistration
 
-Result<HostRegistration> HostRegistration::register_range(int ordinal, std::span<std::byte> host, bool mapped) {
+Result<HostRegistration> HostRegistration::register_range(int ordinal, std::span<std::byte> host, bool mapped,
+                                                          double timeout_floor_s) {
   if (host.empty()) return make_error("cannot register an empty host range");
   PCIEVAL_TRY_STATUS(detail::use_device(ordinal));
   const unsigned int flags = cudaHostRegisterPortable | (mapped ? cudaHostRegisterMapped : 0U);
-  const cudaError_t code = cudaHostRegister(host.data(), host.size(), flags);
+  // On a thread of its own (the current device is per thread, so it is set
+  // there too). The thread touches only the range and values it owns: if it
+  // is abandoned, the range's owner keeps the range (the device is retired).
+  void* data = host.data();
+  const std::size_t bytes = host.size();
+  const double timeout_s = copy_deadline_s(bytes, 0.0, timeout_floor_s);
+  const std::string where = detail::where_is(ordinal);
+  BlockingCallResult<cudaError_t> registered = call_with_deadline(
+      [ordinal, data, bytes, flags] {
+        const cudaError_t selected = cudaSetDevice(ordinal);
+        if (selected != cudaSuccess) return selected;
+        return cudaHostRegister(data, bytes, flags);
+      },
+      timeout_s);
+  const std::string what = "cudaHostRegister of " + std::to_string(bytes) + " bytes";
+  if (registered.outcome != BlockingCallOutcome::kReturned) {
+    return detail::blocking_call_error(ordinal, registered.outcome, what, timeout_s, where);
+  }
+  const cudaError_t code = *registered.value;
   if (code != cudaSuccess) {
-    return make_error("cannot page-lock " + std::to_string(host.size()) +
+    return make_error("cannot page-lock " + std::to_string(bytes) +
                       " bytes of host memory: " + detail::cuda_error("cudaHostRegister", code).message);
   }
   return HostRegistration(ordinal, host, mapped);

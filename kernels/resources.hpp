@@ -99,13 +99,51 @@ class DeviceBuffer {
   [[nodiscard]] std::size_t size_bytes() const { return size_bytes_; }
   [[nodiscard]] int ordinal() const { return ordinal_; }
 
-  // Synchronous copies of a few bytes, for setting up and checking (never for
-  // timed work). REQUIRES: offset + host.size() <= size_bytes().
-  [[nodiscard]] Status copy_from_host(std::size_t offset, std::span<const std::byte> host);
-  [[nodiscard]] Status copy_to_host(std::size_t offset, std::span<std::byte> host) const;
+  // Copies of a few bytes, for setting up and checking (never for timed
+  // work); they return when the copy is done. Not cudaMemcpy, which blocks
+  // for ever on a stuck device: the bytes go through a pinned stage on a
+  // stream of their own, polled until policy.timeout_s. A timeout is an error
+  // and retires the device; the caller's span is never touched by the
+  // device, so nothing late can land in it.
+  // REQUIRES: offset + host.size() <= size_bytes().
+  [[nodiscard]] Status copy_from_host(std::size_t offset, std::span<const std::byte> host,
+                                      const PollPolicy& policy = {});
+  [[nodiscard]] Status copy_to_host(std::size_t offset, std::span<std::byte> host, const PollPolicy& policy = {}) const;
 
  private:
   DeviceBuffer(int ordinal, std::byte* data, std::size_t size_bytes)
+      : ordinal_(ordinal), data_(data), size_bytes_(size_bytes) {}
+
+  int ordinal_ = -1;
+  std::byte* data_ = nullptr;
+  std::size_t size_bytes_ = 0;
+};
+
+// A little page-locked host memory from CUDA (cudaHostAlloc): what a copy on
+// a stream lands in (or comes from) without blocking the host, so the host
+// can wait for it with a deadline; a copy to pageable memory blocks inside
+// the driver instead. For readback words and staging only: cudaHostAlloc
+// places pages wherever the calling thread runs, so measured buffers use
+// HostRegistration. Zero-filled. The destructor frees the memory unless the
+// device it was allocated for was retired: a late copy of that device may
+// still land in it.
+class PinnedHostBuffer {
+ public:
+  [[nodiscard]] static Result<PinnedHostBuffer> allocate(int ordinal, std::size_t bytes);
+
+  PinnedHostBuffer(const PinnedHostBuffer&) = delete;
+  PinnedHostBuffer& operator=(const PinnedHostBuffer&) = delete;
+  PinnedHostBuffer(PinnedHostBuffer&& other) noexcept;
+  PinnedHostBuffer& operator=(PinnedHostBuffer&& other) noexcept;
+  ~PinnedHostBuffer();
+
+  // A host address the device also reaches (unified addressing).
+  [[nodiscard]] std::byte* data() const { return data_; }
+  [[nodiscard]] std::size_t size_bytes() const { return size_bytes_; }
+  [[nodiscard]] int ordinal() const { return ordinal_; }
+
+ private:
+  PinnedHostBuffer(int ordinal, std::byte* data, std::size_t size_bytes)
       : ordinal_(ordinal), data_(data), size_bytes_(size_bytes) {}
 
   int ordinal_ = -1;
@@ -124,7 +162,15 @@ class DeviceBuffer {
 // and no other registration covers any of its pages.
 class HostRegistration {
  public:
-  [[nodiscard]] static Result<HostRegistration> register_range(int ordinal, std::span<std::byte> host, bool mapped);
+  // cudaHostRegister cannot be polled, and on a sick driver it can block for
+  // ever, so it runs on a thread of its own (blocking_call.hpp) and is given
+  // up after copy_deadline_s(host.size(), 0, timeout_floor_s): pinning is
+  // never slower than a stuck-slow copy. A timeout is an error and retires
+  // device `ordinal`; the late call may still pin the range, so its owner
+  // must then neither free nor reuse it (check cuda_device_retired(ordinal)
+  // after an error).
+  [[nodiscard]] static Result<HostRegistration> register_range(int ordinal, std::span<std::byte> host, bool mapped,
+                                                               double timeout_floor_s = kDefaultOperationTimeoutS);
 
   HostRegistration(const HostRegistration&) = delete;
   HostRegistration& operator=(const HostRegistration&) = delete;

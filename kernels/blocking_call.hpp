@@ -1,0 +1,75 @@
+// CUDA calls that block the host thread by nature, given a deadline. Most
+// waits on GPU work poll (deadline_wait.hpp), but some calls cannot be
+// polled: cudaHostRegister pins every page of a range inside the driver, and
+// a copy from or to pageable memory stages through the driver's pinned
+// buffers before it returns. On a sick driver or a GPU that fell off the bus
+// they may never return. Such a call runs on a thread of its own, and the
+// caller waits for it until a deadline.
+//
+// A call that misses its deadline cannot be cancelled (a thread stuck inside
+// the driver cannot be stopped safely): its thread is detached and left to
+// finish, or not, on its own. So everything the call touches must outlive
+// the caller's interest in it:
+// - what the call writes back lives in the call's closure and a shared slot,
+//   never in the caller's frame;
+// - memory the call reads or writes (a host range being pinned, the source
+//   and destination of a copy) is never freed or reused once the call was
+//   abandoned: its device is retired (retired_devices.hpp), and the owners of
+//   such memory keep it until the process exits.
+//
+// A thread per call, not a long-lived worker: these calls come once per
+// setup or per untimed trial step, where starting a thread (tens of
+// microseconds) is nothing, and a stuck call then never holds up a later one.
+//
+// Plain C++ (no CUDA header), tested with calls that block on purpose.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+namespace pcieval {
+
+enum class BlockingCallOutcome {
+  kReturned,    // returned within its deadline: the value is there
+  kTimedOut,    // started and had not returned at the deadline; its thread is left behind
+  kNotStarted,  // no thread could be started; the call did not run
+};
+
+template <class T>
+struct BlockingCallResult {
+  BlockingCallOutcome outcome = BlockingCallOutcome::kNotStarted;
+  std::optional<T> value;  // set when kReturned
+};
+
+// Runs `body` on a new thread and waits for it for at most `timeout_s`
+// seconds (a negative, infinite or NaN timeout counts as zero, as in
+// deadline_wait.hpp; the call still starts).
+// REQUIRES: body owns everything it uses and does not throw.
+[[nodiscard]] BlockingCallOutcome run_blocking_call(std::function<void()> body, double timeout_s);
+
+// Runs fn() on a new thread and waits for it for at most `timeout_s` seconds.
+// The result is fn()'s value when it returned in time.
+// REQUIRES: fn owns everything it uses (captures by value), is copyable (it
+// travels in a std::function) and does not throw; the result type is movable.
+template <class Fn>
+[[nodiscard]] auto call_with_deadline(Fn fn, double timeout_s) -> BlockingCallResult<std::invoke_result_t<Fn&>> {
+  using T = std::invoke_result_t<Fn&>;
+  // Shared with the thread: a call that returns after its caller gave up
+  // writes into a slot that is still alive.
+  auto slot = std::make_shared<std::optional<T>>();
+  const BlockingCallOutcome outcome =
+      run_blocking_call([slot, fn = std::move(fn)]() mutable { slot->emplace(fn()); }, timeout_s);
+  BlockingCallResult<T> result;
+  result.outcome = outcome;
+  if (outcome == BlockingCallOutcome::kReturned) result.value = std::move(*slot);
+  return result;
+}
+
+// Calls that missed their deadline and have not returned yet, process-wide:
+// each holds a thread (and whatever the driver holds for it).
+[[nodiscard]] int stuck_blocking_calls();
+
+}  // namespace pcieval
