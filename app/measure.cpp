@@ -156,7 +156,10 @@ void measure(Evidence& evidence, const ProbeOptions& options, const std::atomic<
         const auto kept = std::find_if(evidence.probes.begin(), evidence.probes.end(),
                                        [&](const ProbeRun& p) { return p.key == run.key; });
         if (kept == evidence.probes.end() || kept->status == ProbeStatus::kFailed) continue;
-        run.reason = "round " + std::to_string(index) + ": " + run.reason;
+        const std::string round = "round " + std::to_string(index) + ": ";
+        run.reason = round + run.reason;
+        // Each failed GPU's own verdict names the round too.
+        for (GpuFault& fault : run.gpu_faults) fault.error = round + fault.error;
         *kept = std::move(run);
       }
     }

@@ -16,6 +16,7 @@ namespace {
 struct Kept {
   std::mutex mutex;
   std::vector<std::pair<NumaBuffer, std::unique_ptr<CopyLane>>> setups;  // guarded by mutex
+  std::vector<NumaBuffer> buffers;                                       // guarded by mutex
 };
 
 Kept& kept() {
@@ -32,9 +33,31 @@ LaneSetup::~LaneSetup() {
   k.setups.emplace_back(std::move(buffer), std::move(lane));
 }
 
+void keep_until_exit(NumaBuffer buffer) {
+  Kept& k = kept();
+  const std::lock_guard lock(k.mutex);
+  k.buffers.push_back(std::move(buffer));
+}
+
 // --- Planning: which GPUs, which CUDA ordinals, which NUMA nodes.
 
 std::string gpu_error(const GpuTarget& gpu, const std::string& message) { return "GPU " + gpu.name + ": " + message; }
+
+void add_gpu_fault(ProbeOutput& output, const GpuTarget& gpu, std::string error) {
+  const bool retired = gpu.ordinal >= 0 && cuda_device_retired(gpu.ordinal);
+  output.gpu_faults.push_back({gpu.address, std::move(error), retired});
+}
+
+void add_group_failure(ProbeOutput& output, const std::vector<GpuTarget>& gpus, const std::string& what,
+                       const std::string& message) {
+  bool any_retired = false;
+  for (const GpuTarget& gpu : gpus) {
+    if (gpu.ordinal < 0 || !cuda_device_retired(gpu.ordinal)) continue;
+    add_gpu_fault(output, gpu, what + ": " + message);
+    any_retired = true;
+  }
+  if (!any_retired) output.errors.push_back(what + ": " + message);
+}
 
 // hwloc's answer first (it is what the buffers are bound with), then sysfs.
 std::optional<int> numa_node_of(const DeviceRecord& gpu) {
@@ -52,14 +75,14 @@ std::vector<GpuTarget> resolve(const std::vector<const DeviceRecord*>& gpus, Pro
     GpuTarget target{gpu->function.bdf, to_string(gpu->function.bdf), -1, numa_node_of(*gpu)};
     auto ordinal = cuda_ordinal_of(target.address);
     if (!ordinal) {
-      output.errors.push_back(gpu_error(target, ordinal.error().message));
+      add_gpu_fault(output, target, ordinal.error().message);
       continue;
     }
     target.ordinal = ordinal.value();
     // A GPU whose work missed its deadline in an earlier probe: its context
     // may be wedged, so no probe touches it again.
     if (auto retired = cuda_device_retired_reason(target.ordinal)) {
-      output.errors.push_back(gpu_error(target, *retired));
+      add_gpu_fault(output, target, *retired);
       continue;
     }
     targets.push_back(std::move(target));
@@ -167,7 +190,12 @@ Result<LaneSetup> set_up_lane(const ProbeContext& context, const GpuTarget& gpu,
   placement.numa_node = found_node;
   std::span<std::byte> host(buffer.value().data(), buffer.value().size_bytes());
   auto lane = CopyLane::create(gpu.ordinal, direction, method, host, lane_seed(gpu.ordinal, direction, method));
-  if (!lane) return lane.error();
+  if (!lane) {
+    // A registration that timed out (the device is then retired) may still
+    // pin the range from its abandoned thread.
+    if (cuda_device_retired(gpu.ordinal)) keep_until_exit(std::move(buffer).value());
+    return lane.error();
+  }
   return LaneSetup{std::move(buffer).value(), std::make_unique<CopyLane>(std::move(lane).value()), placement};
 }
 

@@ -92,7 +92,21 @@ struct LaneSetup {
   Placement placement;
 };
 
+// Keeps a host buffer that a CUDA call given up at its deadline may still
+// read or write (registration, a pageable copy) until the process exits.
+void keep_until_exit(NumaBuffer buffer);
+
 [[nodiscard]] std::string gpu_error(const GpuTarget& gpu, const std::string& message);
+// Records that `gpu` could not be measured (ProbeOutput::gpu_faults), marked
+// retired when its device is (a wait on it timed out, now or earlier).
+void add_gpu_fault(ProbeOutput& output, const GpuTarget& gpu, std::string error);
+// A failure of several GPUs copying together (`what`: "all GPUs h2d (...)").
+// The trial stops at the first lane that misses its deadline and retires
+// that lane's GPU, so each GPU retired now is a fault of its own, the hang
+// named; when none was, the failure is the group's: one error.
+// REQUIRES: no GPU of `gpus` was retired before the attempt.
+void add_group_failure(ProbeOutput& output, const std::vector<GpuTarget>& gpus, const std::string& what,
+                       const std::string& message);
 [[nodiscard]] std::optional<int> numa_node_of(const DeviceRecord& gpu);
 [[nodiscard]] std::vector<GpuTarget> resolve(const std::vector<const DeviceRecord*>& gpus, ProbeOutput& output);
 [[nodiscard]] Placement local_placement(const ProbeContext& context, const GpuTarget& gpu, ProbeOutput& output);

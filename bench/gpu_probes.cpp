@@ -3,16 +3,17 @@
 // size, and with the host buffer on the wrong NUMA node. Every number comes
 // from run_trials over latched, event-timed, verified trials (kernels/).
 //
-// Failures are errors naming the GPU (or group) in ProbeOutput::errors, and
-// the other GPUs are still measured: a CUDA error, data that did not verify,
-// a latch timeout, and work that missed its deadline alike. A GPU whose work
-// missed its deadline is retired (kernels/retired_devices.hpp): the later
-// probes of the run report it with the reason and never touch it again. A latch timeout is an error rather than a
-// discarded trial with a warning: it means the host could not queue one
-// trial's copies within RunConfig::latch_timeout_s (or a CUDA call stalled
-// behind the latch), which a retry would meet again, and a trial set with
-// holes would hide it. Warnings are kept for numbers that are valid but need
-// context (a GPU whose NUMA node is unknown).
+// Failures are faults of the GPU (ProbeOutput::gpu_faults) or errors naming
+// the group (ProbeOutput::errors), and the other GPUs are still measured: a
+// CUDA error, data that did not verify, a latch timeout, and work that missed
+// its deadline alike. A GPU whose work missed its deadline is retired
+// (kernels/retired_devices.hpp): its fault says so, and the later probes of
+// the run report it with the reason and never touch it again. A latch
+// timeout is an error rather than a discarded trial with a warning: it means
+// the host could not queue one trial's copies within
+// RunConfig::latch_timeout_s (or a CUDA call stalled behind the latch), which
+// a retry would meet again, and a trial set with holes would hide it. Warnings are kept for numbers that are valid but
+// need context (a GPU whose NUMA node is unknown).
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -37,13 +38,15 @@
 namespace pcieval {
 namespace {
 
+using gpu_probe_parts::add_gpu_fault;
+using gpu_probe_parts::add_group_failure;
 using gpu_probe_parts::all_local;
 using gpu_probe_parts::check_size;
 using gpu_probe_parts::common_node;
-using gpu_probe_parts::gpu_error;
 using gpu_probe_parts::GpuTarget;
 using gpu_probe_parts::kAllGpusSubject;
 using gpu_probe_parts::kBothDirections;
+using gpu_probe_parts::keep_until_exit;
 using gpu_probe_parts::kSweepMaxBytes;
 using gpu_probe_parts::kSweepMaxCopies;
 using gpu_probe_parts::kSweepMinBytes;
@@ -152,26 +155,26 @@ class SingleGpuProbe final : public GpuProbe {
       } else {
         auto remote = remote_placement(context, gpu);
         if (!remote) {
-          output.errors.push_back(gpu_error(gpu, remote.error().message));
+          add_gpu_fault(output, gpu, remote.error().message);
           continue;
         }
         placement = remote.value();
       }
       auto latch = Latch::create(gpu.ordinal, context.config.latch_timeout_s);
       if (!latch) {
-        output.errors.push_back(gpu_error(gpu, latch.error().message));
+        add_gpu_fault(output, gpu, latch.error().message);
         continue;
       }
       for (Direction direction : directions_) {
         auto setup = set_up_lane(context, gpu, direction, method_, placement, context.config.size_bytes);
         if (!setup) {
-          output.errors.push_back(gpu_error(gpu, setup.error().message));
+          add_gpu_fault(output, gpu, setup.error().message);
           continue;
         }
         CopyLane* lanes[] = {setup.value().lane.get()};
         auto rates = time_lanes(context, lanes, latch.value());
         if (!rates) {
-          output.errors.push_back(gpu_error(gpu, rates.error().message));
+          add_gpu_fault(output, gpu, rates.error().message);
           continue;
         }
         const CopyLane& lane = *setup.value().lane;
@@ -208,7 +211,7 @@ class BidirectionalProbe final : public GpuProbe {
       const Placement placement = local_placement(context, gpu, output);
       auto latch = Latch::create(gpu.ordinal, context.config.latch_timeout_s);
       if (!latch) {
-        output.errors.push_back(gpu_error(gpu, latch.error().message));
+        add_gpu_fault(output, gpu, latch.error().message);
         continue;
       }
       std::vector<LaneSetup> setups;
@@ -216,7 +219,7 @@ class BidirectionalProbe final : public GpuProbe {
         auto setup =
             set_up_lane(context, gpu, direction, CopyMethod::kCopyEngine, placement, context.config.size_bytes);
         if (!setup) {
-          output.errors.push_back(gpu_error(gpu, setup.error().message));
+          add_gpu_fault(output, gpu, setup.error().message);
           break;
         }
         setups.push_back(std::move(setup).value());
@@ -225,7 +228,7 @@ class BidirectionalProbe final : public GpuProbe {
       CopyLane* lanes[] = {setups[0].lane.get(), setups[1].lane.get()};
       auto rates = time_lanes(context, lanes, latch.value());
       if (!rates) {
-        output.errors.push_back(gpu_error(gpu, rates.error().message));
+        add_gpu_fault(output, gpu, rates.error().message);
         continue;
       }
       for (std::size_t i = 0; i < setups.size(); ++i) {
@@ -267,14 +270,14 @@ class PageableProbe final : public GpuProbe {
         auto buffer =
             NumaBuffer::allocate(*context.topology, placement.numa_node, static_cast<std::size_t>(size_bytes));
         if (!buffer) {
-          output.errors.push_back(gpu_error(gpu, "host buffer: " + buffer.error().message));
+          add_gpu_fault(output, gpu, "host buffer: " + buffer.error().message);
           continue;
         }
         auto lane = PageableLane::create(gpu.ordinal, direction,
                                          std::span<std::byte>(buffer.value().data(), buffer.value().size_bytes()),
                                          lane_seed(gpu.ordinal, direction, CopyMethod::kCopyEngine));
         if (!lane) {
-          output.errors.push_back(gpu_error(gpu, lane.error().message));
+          add_gpu_fault(output, gpu, lane.error().message);
           continue;
         }
         const TrialPlan plan{context.config.warmup_trials, context.config.trials, lane.value().bytes_per_trial()};
@@ -283,7 +286,9 @@ class PageableProbe final : public GpuProbe {
           return run_trials(plan, [&] { return lane.value().run_trial(); });
         }();
         if (!trials) {
-          output.errors.push_back(gpu_error(gpu, lane.value().label() + ": " + trials.error().message));
+          add_gpu_fault(output, gpu, lane.value().label() + ": " + trials.error().message);
+          // The copy given up at its deadline may still be using the buffer.
+          if (lane.value().abandoned()) keep_until_exit(std::move(buffer).value());
           continue;
         }
         const bool local_known = placement.local.has_value() && gpu.local_node.has_value();
@@ -312,7 +317,7 @@ Result<LaneRates> run_together(const ProbeContext& context, const std::vector<Gp
     auto setup = set_up_lane(context, gpu, direction, CopyMethod::kCopyEngine, local_placement(context, gpu, output),
                              context.config.size_bytes);
     if (!setup) {
-      output.errors.push_back(gpu_error(gpu, setup.error().message));
+      add_gpu_fault(output, gpu, setup.error().message);
       continue;
     }
     setups.push_back(std::move(setup).value());
@@ -351,8 +356,12 @@ class AllGpusProbe final : public GpuProbe {
       std::vector<GpuTarget> copied;
       auto rates = run_together(context, targets, direction, setups, copied, output);
       if (!rates) {
-        output.errors.push_back("all GPUs " + std::string(to_string(direction)) + " (" + names_of(targets) +
-                                "): " + rates.error().message);
+        // With no GPU set up, each one's own fault already says why.
+        if (!copied.empty()) {
+          add_group_failure(output, copied,
+                            "all GPUs " + std::string(to_string(direction)) + " (" + names_of(targets) + ")",
+                            rates.error().message);
+        }
         continue;
       }
       const std::uint64_t size = context.config.size_bytes;
@@ -411,8 +420,11 @@ class GroupProbe final : public GpuProbe {
         std::vector<GpuTarget> copied;
         auto rates = run_together(context, members, direction, setups, copied, output);
         if (!rates) {
-          output.errors.push_back(group.subject + " " + std::string(to_string(direction)) + " (" + names_of(members) +
-                                  "): " + rates.error().message);
+          if (!copied.empty()) {
+            add_group_failure(output, copied,
+                              group.subject + " " + std::string(to_string(direction)) + " (" + names_of(members) + ")",
+                              rates.error().message);
+          }
           continue;
         }
         std::uint64_t total_bytes = 0;
@@ -448,7 +460,7 @@ class SweepProbe final : public GpuProbe {
       const Placement placement = local_placement(context, gpu, output);
       auto latch = Latch::create(gpu.ordinal, context.config.latch_timeout_s);
       if (!latch) {
-        output.errors.push_back(gpu_error(gpu, latch.error().message));
+        add_gpu_fault(output, gpu, latch.error().message);
         continue;
       }
       for (Direction direction : kBothDirections) {
@@ -456,20 +468,20 @@ class SweepProbe final : public GpuProbe {
         // pins every page, which is slow, so it is done once.
         auto setup = set_up_lane(context, gpu, direction, CopyMethod::kCopyEngine, placement, kSweepMaxBytes);
         if (!setup) {
-          output.errors.push_back(gpu_error(gpu, setup.error().message));
+          add_gpu_fault(output, gpu, setup.error().message);
           continue;
         }
         CopyLane& lane = *setup.value().lane;
         for (std::uint64_t size : sweep_sizes()) {
           const std::string at = std::string(to_string(direction)) + " at " + std::to_string(size) + " bytes: ";
           if (auto reshaped = lane.reshape({static_cast<std::size_t>(size), sweep_copies(size)}); !reshaped) {
-            output.errors.push_back(gpu_error(gpu, at + reshaped.error().message));
+            add_gpu_fault(output, gpu, at + reshaped.error().message);
             continue;
           }
           CopyLane* lanes[] = {&lane};
           auto rates = time_lanes(context, lanes, latch.value());
           if (!rates) {
-            output.errors.push_back(gpu_error(gpu, at + rates.error().message));
+            add_gpu_fault(output, gpu, at + rates.error().message);
             // A retired GPU would fail every later size the same way.
             if (lane.abandoned()) break;
             continue;

@@ -86,11 +86,15 @@ struct ProbeContext {
 
 // What one run of one probe produced. A subject that could not be measured
 // (its data did not verify, a CUDA call failed) is an error naming it; the
-// other subjects' measurements are kept.
+// other subjects' measurements are kept. An error that belongs to one GPU
+// goes to gpu_faults, not to errors, so that the GPU gets a verdict of its
+// own; errors holds the rest (a group of GPUs, a bad setting). The engine
+// writes both into the ProbeRun's reason.
 struct ProbeOutput {
   std::vector<Measurement> measurements;
   std::vector<std::string> errors;
   std::vector<std::string> warnings;
+  std::vector<GpuFault> gpu_faults;
 };
 
 class Probe {

@@ -80,11 +80,19 @@ EngineOutput run_probes(const ProbeRegistry& registry, const ProbeContext& conte
     run.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     // A probe that measured nothing and gave no error has failed just the same:
     // an empty result must not read as a pass.
-    if (result.measurements.empty() && result.errors.empty()) {
+    if (result.measurements.empty() && result.errors.empty() && result.gpu_faults.empty()) {
       result.errors.push_back("the probe returned no measurement");
     }
-    run.status = result.errors.empty() ? ProbeStatus::kRan : ProbeStatus::kFailed;
-    run.reason = join(result.errors);
+    const bool failed = !result.errors.empty() || !result.gpu_faults.empty();
+    run.status = failed ? ProbeStatus::kFailed : ProbeStatus::kRan;
+    run.only_gpu_faults = result.errors.empty() && !result.gpu_faults.empty();
+    // The reason still tells the whole story, in the words of today's
+    // documents ("GPU <bdf>: <error>"); gpu_faults says which GPU each is.
+    std::vector<std::string> errors = std::move(result.errors);
+    for (const GpuFault& fault : result.gpu_faults)
+      errors.push_back("GPU " + to_string(fault.gpu) + ": " + fault.error);
+    run.reason = join(errors);
+    run.gpu_faults = std::move(result.gpu_faults);
     run.warnings = std::move(result.warnings);
     for (auto& measurement : result.measurements) output.measurements.push_back(std::move(measurement));
     if (observer != nullptr) observer->probe_finished(step, run);

@@ -106,13 +106,36 @@ enum class ProbeStatus {
 [[nodiscard]] std::string_view to_string(ProbeStatus status);
 [[nodiscard]] Result<ProbeStatus> probe_status_from_string(std::string_view text);
 
+// One GPU that a probe could not measure, and why. Kept apart from the
+// probe's joined reason so that the GPU, not only the probe, gets a verdict
+// (issue 8: a GPU that errors or hangs is judged while the others finish).
+struct GpuFault {
+  PciAddress gpu;
+  // What failed, without the address: "cudaMemcpyAsync h2d did not complete
+  // within 30 s on 0000:17:00.0".
+  std::string error;
+  // The GPU was retired (kernels/retired_devices.hpp): a wait on it did not
+  // complete by its deadline, in this probe or an earlier one, so it hung or
+  // fell off the bus, and no later probe of the run touches it. False for an
+  // error the GPU answered (a CUDA call refused, data that did not verify).
+  bool retired = false;
+};
+
 // One registry entry's outcome in this run.
 struct ProbeRun {
   std::string key;
   ProbeStatus status = ProbeStatus::kRan;
-  std::string reason;                 // empty when ran
+  std::string reason;                 // empty when ran; every error, the GPU faults' included
   std::vector<std::string> warnings;  // ran, but something is worth a look (a latch timed out)
   double duration_s = 0;
+  // The GPUs it could not measure, in the order it met them (empty unless
+  // failed). A GPU may appear more than once (one entry per failed copy).
+  std::vector<GpuFault> gpu_faults;
+  // Every error of this failed probe named one GPU and is in gpu_faults: the
+  // probe then needs no verdict of its own beside those GPUs' verdicts.
+  // False when it also failed on something that is no one GPU's (a group of
+  // GPUs, the copy size, a probe that returned nothing).
+  bool only_gpu_faults = false;
 };
 
 // The settings the probes ran with, recorded so a number can be reproduced.

@@ -75,6 +75,8 @@ std::string_view to_string(ReasonCode code) {
       return "bandwidth_dip_during_soak";
     case ReasonCode::kLinkDroppedDuringSoak:
       return "link_dropped_during_soak";
+    case ReasonCode::kGpuUnresponsive:
+      return "gpu_unresponsive";
   }
   return "";  // not a code: all_reason_codes stops here
 }

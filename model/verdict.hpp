@@ -49,6 +49,7 @@ enum class ReasonCode {
   kRunInterrupted,                  // "run_interrupted": a signal stopped the run, or a soak never finished
   kBandwidthDipDuringSoak,          // "bandwidth_dip_during_soak": one round well below the soak's median
   kLinkDroppedDuringSoak,           // "link_dropped_during_soak": a round whose best loaded state was low
+  kGpuUnresponsive,                 // "gpu_unresponsive": a copy on the GPU missed its deadline; it was retired
 };
 
 // The code's stable name; "" for a value that is not a code.

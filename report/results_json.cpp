@@ -216,6 +216,16 @@ Json probe_json(const ProbeRun& run) {
   out["reason"] = run.reason;
   out["warnings"] = Json(run.warnings);
   out["duration_s"] = run.duration_s;
+  Json faults = Json::array();
+  for (const GpuFault& fault : run.gpu_faults) {
+    Json item = Json::object();
+    item["gpu"] = to_string(fault.gpu);
+    item["error"] = fault.error;
+    item["retired"] = fault.retired;
+    faults.push_back(std::move(item));
+  }
+  out["gpu_faults"] = std::move(faults);
+  out["only_gpu_faults"] = run.only_gpu_faults;
   return out;
 }
 

@@ -49,6 +49,9 @@ constexpr int kMinorWithProbes = 1;
 constexpr int kMinorWithThresholds = 2;
 // The minor version that added `interrupted` and `soak`.
 constexpr int kMinorWithSoak = 3;
+// The minor version that added each probe's `gpu_faults` and
+// `only_gpu_faults`.
+constexpr int kMinorWithGpuFaults = 4;
 
 constexpr std::string_view kNotInDocument = "not in the results document";
 
@@ -316,13 +319,38 @@ std::optional<ProbeSettings> read_probe_settings(DocumentReader& in, const Node&
   return settings;
 }
 
-ProbeRun read_probe(DocumentReader& in, const Node& node) {
+GpuFault read_gpu_fault(DocumentReader& in, const Node& node) {
+  GpuFault fault;
+  fault.gpu = in.address(in.member(node, "gpu"));
+  fault.error = non_empty_text(in, in.member(node, "error"), "the error");
+  fault.retired = in.boolean(in.member(node, "retired"));
+  return fault;
+}
+
+// Documents before 1.4 name no GPU fault: their failed probes are judged as a
+// whole, as they were then. From 1.4 on both fields are written; read where
+// present, so a document made by other tools without them (bench/fleet_docs.py)
+// still reads, as "no GPU fault". Two things no writer of pcieval produces are
+// refused, since a verdict would rest on them: a GPU fault of a probe that
+// did not fail, and a probe judged by its GPU faults that has none.
+ProbeRun read_probe(DocumentReader& in, const Node& node, int minor) {
   ProbeRun run;
   run.key = non_empty_text(in, in.member(node, "key"), "a probe key");
   run.status = parsed_enum(in, in.member(node, "status"), probe_status_from_string, kProbeStatuses);
   run.reason = in.text(in.member(node, "reason"));
   run.warnings = in.strings(in.member(node, "warnings"));
   run.duration_s = non_negative(in, in.member(node, "duration_s"));
+  if (minor < kMinorWithGpuFaults) return run;
+  if (const auto faults = in.member_if_present(node, "gpu_faults")) {
+    for (const Node& fault : in.items(*faults)) run.gpu_faults.push_back(read_gpu_fault(in, fault));
+    if (in.ok() && !run.gpu_faults.empty() && run.status != ProbeStatus::kFailed) {
+      in.fail(*faults, "GPU faults on a probe whose status is " + std::string(to_string(run.status)) + ", not failed");
+    }
+  }
+  if (const auto only = in.member_if_present(node, "only_gpu_faults")) {
+    run.only_gpu_faults = in.boolean(*only);
+    if (in.ok() && run.only_gpu_faults && run.gpu_faults.empty()) in.fail(*only, "true, but gpu_faults is empty");
+  }
   return run;
 }
 
@@ -543,7 +571,7 @@ Results read_document(DocumentReader& in, const Node& root) {
     evidence.probe_settings = read_probe_settings(in, *settings);
   }
   if (const auto probes = field_since_1_1(in, root, "probes", minor)) {
-    for (const Node& probe : in.items(*probes)) evidence.probes.push_back(read_probe(in, probe));
+    for (const Node& probe : in.items(*probes)) evidence.probes.push_back(read_probe(in, probe, minor));
   }
   if (const auto measurements = field_since_1_1(in, root, "measurements", minor)) {
     for (const Node& item : in.items(*measurements)) evidence.measurements.push_back(read_measurement(in, item));

@@ -129,6 +129,7 @@ std::string remediation_for(ReasonCode code, const Link* link) {
     case ReasonCode::kRunInterrupted:  // judged in soak_rules.cpp
     case ReasonCode::kBandwidthDipDuringSoak:
     case ReasonCode::kLinkDroppedDuringSoak:
+    case ReasonCode::kGpuUnresponsive:  // judged in probe_rules.cpp
       return "";
     case ReasonCode::kGpusMissing:
       return "Compare `nvidia-smi -L` and `lspci -d 10de:` with the node's inventory; a GPU that fell off the bus "

@@ -4,7 +4,9 @@
 
 #include <set>
 
+#include "bench/gpu_probe_parts.hpp"
 #include "bench/probe.hpp"
+#include "kernels/retired_devices.hpp"
 
 namespace pcieval {
 namespace {
@@ -101,10 +103,112 @@ TEST_F(RunProbesTest, OneSubjectsErrorFailsTheProbeButKeepsTheOthersNumbers) {
   EXPECT_EQ(out.measurements.size(), 1u);
 }
 
+// As the copy-engine probes record a GPU of an 8-GPU H100 node that hung in
+// h2d_ce while another GPU's copy still measured.
+TEST_F(RunProbesTest, GpuFaultsAreCopiedIntoTheRunAndNamedInItsReason) {
+  EngineOutput out;
+  ProbeOutput output;
+  output.measurements = {measurement("0000:18:00.0")};
+  output.gpu_faults = {{parse_pci_address("0000:2a:00.0").value(),
+                        "cudaMemcpyAsync h2d did not complete within 30 s on 0000:2a:00.0", true},
+                       {parse_pci_address("0000:3a:00.0").value(), "7 of 33554432 words wrong", false}};
+  const ProbeRun run = run_one(ProbeMode::kQuick, true, std::nullopt, output, &out);
+  EXPECT_EQ(run.status, ProbeStatus::kFailed);
+  EXPECT_TRUE(run.only_gpu_faults);
+  ASSERT_EQ(run.gpu_faults.size(), 2u);
+  EXPECT_EQ(to_string(run.gpu_faults[0].gpu), "0000:2a:00.0");
+  EXPECT_TRUE(run.gpu_faults[0].retired);
+  EXPECT_EQ(run.gpu_faults[1].error, "7 of 33554432 words wrong");
+  EXPECT_FALSE(run.gpu_faults[1].retired);
+  EXPECT_EQ(run.reason,
+            "GPU 0000:2a:00.0: cudaMemcpyAsync h2d did not complete within 30 s on 0000:2a:00.0; "
+            "GPU 0000:3a:00.0: 7 of 33554432 words wrong");
+  EXPECT_EQ(out.measurements.size(), 1u);
+}
+
+TEST_F(RunProbesTest, AnErrorOfNoOneGpuBesideGpuFaultsIsNotOnlyGpuFaults) {
+  ProbeOutput output;
+  output.errors = {"port 0000:17:00.0: fewer than two of its GPUs are usable by CUDA"};
+  output.gpu_faults = {{parse_pci_address("0000:2a:00.0").value(), "CUDA device 1 is not used again", true}};
+  const ProbeRun run = run_one(ProbeMode::kQuick, true, std::nullopt, output);
+  EXPECT_EQ(run.status, ProbeStatus::kFailed);
+  EXPECT_FALSE(run.only_gpu_faults);
+  EXPECT_EQ(run.gpu_faults.size(), 1u);
+  EXPECT_EQ(run.reason,
+            "port 0000:17:00.0: fewer than two of its GPUs are usable by CUDA; GPU 0000:2a:00.0: CUDA device 1 is not "
+            "used again");
+}
+
+TEST_F(RunProbesTest, AProbeWhoseOnlyGpuFailedHasFailedWithoutAnotherError) {
+  ProbeOutput output;
+  output.gpu_faults = {{parse_pci_address("0000:2a:00.0").value(), "cudaSetDevice: busy", false}};
+  const ProbeRun run = run_one(ProbeMode::kQuick, true, std::nullopt, output);
+  EXPECT_EQ(run.status, ProbeStatus::kFailed);
+  EXPECT_TRUE(run.only_gpu_faults);
+  EXPECT_EQ(run.reason, "GPU 0000:2a:00.0: cudaSetDevice: busy");
+}
+
+TEST_F(RunProbesTest, AProbeWithoutFaultsHasNone) {
+  const ProbeRun run = run_one(ProbeMode::kQuick, true, std::nullopt, {{measurement("numa0")}, {}, {}});
+  EXPECT_TRUE(run.gpu_faults.empty());
+  EXPECT_FALSE(run.only_gpu_faults);
+}
+
 TEST_F(RunProbesTest, AProbeThatReturnsNothingHasFailed) {
   const ProbeRun run = run_one(ProbeMode::kQuick, true, std::nullopt, {});
   EXPECT_EQ(run.status, ProbeStatus::kFailed);
   EXPECT_EQ(run.reason, "the probe returned no measurement");
+  EXPECT_FALSE(run.only_gpu_faults);
+}
+
+// How the GPU probes record a GPU that failed: as on an 8-GPU H100 node
+// whose CUDA device 1 (0000:2a:00.0) hung under a copy. No GPU is touched:
+// retirement is plain process state.
+class GpuFaultRecording : public ::testing::Test {
+ protected:
+  void TearDown() override { forget_retired_cuda_devices_for_testing(); }
+
+  gpu_probe_parts::GpuTarget hung_{parse_pci_address("0000:2a:00.0").value(), "0000:2a:00.0", 1, 0};
+  gpu_probe_parts::GpuTarget healthy_{parse_pci_address("0000:3a:00.0").value(), "0000:3a:00.0", 2, 0};
+};
+
+TEST_F(GpuFaultRecording, AFaultIsMarkedRetiredOnlyWhenItsDeviceWas) {
+  ProbeOutput output;
+  gpu_probe_parts::add_gpu_fault(output, healthy_, "7 of 33554432 words wrong");
+  retire_cuda_device(1, "cudaMemcpyAsync h2d did not complete within 30 s on 0000:2a:00.0");
+  gpu_probe_parts::add_gpu_fault(output, hung_, "cudaMemcpyAsync h2d did not complete within 30 s on 0000:2a:00.0");
+  // A GPU CUDA does not see has no ordinal, and so no retirement.
+  gpu_probe_parts::GpuTarget unseen{parse_pci_address("0000:f7:1f.0").value(), "0000:f7:1f.0", -1, std::nullopt};
+  gpu_probe_parts::add_gpu_fault(output, unseen, "no CUDA device has PCI address 0000:f7:1f.0");
+  EXPECT_TRUE(output.errors.empty());
+  ASSERT_EQ(output.gpu_faults.size(), 3u);
+  EXPECT_FALSE(output.gpu_faults[0].retired);
+  EXPECT_EQ(to_string(output.gpu_faults[1].gpu), "0000:2a:00.0");
+  EXPECT_TRUE(output.gpu_faults[1].retired);
+  EXPECT_FALSE(output.gpu_faults[2].retired);
+}
+
+TEST_F(GpuFaultRecording, AGroupFailureBecomesTheFaultOfTheGpuThatHung) {
+  ProbeOutput output;
+  retire_cuda_device(1, "cudaMemcpyAsync h2d did not complete within 30 s on 0000:2a:00.0");
+  gpu_probe_parts::add_group_failure(output, {hung_, healthy_}, "all GPUs h2d (0000:2a:00.0, 0000:3a:00.0)",
+                                     "cudaMemcpyAsync h2d did not complete within 30 s on 0000:2a:00.0");
+  EXPECT_TRUE(output.errors.empty());
+  ASSERT_EQ(output.gpu_faults.size(), 1u);
+  EXPECT_EQ(to_string(output.gpu_faults[0].gpu), "0000:2a:00.0");
+  EXPECT_TRUE(output.gpu_faults[0].retired);
+  EXPECT_EQ(output.gpu_faults[0].error,
+            "all GPUs h2d (0000:2a:00.0, 0000:3a:00.0): cudaMemcpyAsync h2d did not complete within 30 s on "
+            "0000:2a:00.0");
+}
+
+TEST_F(GpuFaultRecording, AGroupFailureWithNoGpuRetiredIsTheGroupsError) {
+  ProbeOutput output;
+  gpu_probe_parts::add_group_failure(output, {hung_, healthy_}, "port 0000:17:00.0 h2d (0000:2a:00.0, 0000:3a:00.0)",
+                                     "the latch timed out after 5 s");
+  EXPECT_TRUE(output.gpu_faults.empty());
+  EXPECT_EQ(output.errors, std::vector<std::string>{
+                               "port 0000:17:00.0 h2d (0000:2a:00.0, 0000:3a:00.0): the latch timed out after 5 s"});
 }
 
 TEST(ProbeRegistry, KeysAreUniqueSnakeCaseWithDescriptions) {

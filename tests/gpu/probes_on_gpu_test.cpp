@@ -13,6 +13,7 @@
 #include "bench/probe.hpp"
 #include "gpu/gpu_test_util.hpp"
 #include "kernels/cuda_device.hpp"
+#include "kernels/retired_devices.hpp"
 #include "topology/hwloc_locality.hpp"
 
 namespace pcieval {
@@ -20,8 +21,6 @@ namespace {
 
 using testing::kSaneCeilingGbps;
 using testing::no_gpu_reason;
-
-using ::testing::HasSubstr;
 
 class ProbesOnGpu : public ::testing::Test {
  protected:
@@ -65,6 +64,8 @@ class ProbesOnGpu : public ::testing::Test {
     if (reason) return {};
     ProbeOutput output = entry.run(context());
     EXPECT_TRUE(output.errors.empty()) << key << ": " << ::testing::PrintToString(output.errors);
+    for (const GpuFault& fault : output.gpu_faults)
+      ADD_FAILURE() << key << ": " << to_string(fault.gpu) << ": " << fault.error;
     EXPECT_TRUE(output.warnings.empty()) << key << ": " << ::testing::PrintToString(output.warnings);
     EXPECT_FALSE(output.measurements.empty()) << key;
     EXPECT_FALSE(load.active()) << "the load signal is lowered after the run";
@@ -166,9 +167,26 @@ TEST_F(ProbesOnGpu, AGpuCudaCannotSeeIsAnErrorNamingIt) {
   ghost.function.kind = DeviceKind::kGpu;
   evidence.devices.push_back(ghost);
   const ProbeOutput output = probe("h2d_ce").run(context());
-  ASSERT_EQ(output.errors.size(), 1U) << ::testing::PrintToString(output.errors);
-  EXPECT_THAT(output.errors[0], HasSubstr("GPU 0000:f7:1f.0"));
+  EXPECT_TRUE(output.errors.empty()) << ::testing::PrintToString(output.errors);
+  ASSERT_EQ(output.gpu_faults.size(), 1U);
+  EXPECT_EQ(to_string(output.gpu_faults[0].gpu), "0000:f7:1f.0");
+  EXPECT_FALSE(output.gpu_faults[0].retired) << "CUDA not seeing a GPU is no hang";
   EXPECT_EQ(output.measurements.size(), evidence.devices.size() - 1) << "the visible GPUs are still measured";
+}
+
+// A GPU retired earlier in the run (a wait on it timed out) is a fault marked
+// retired, which the validator turns into gpu_unresponsive; nothing is
+// created on it, so forgetting the retirement afterwards frees nothing wrongly.
+TEST_F(ProbesOnGpu, ARetiredGpuIsARetiredFaultAndTheOthersAreMeasured) {
+  retire_cuda_device(0, "a test retired it");
+  const ProbeOutput output = probe("h2d_ce").run(context());
+  forget_retired_cuda_devices_for_testing();
+  EXPECT_TRUE(output.errors.empty()) << ::testing::PrintToString(output.errors);
+  ASSERT_EQ(output.gpu_faults.size(), 1U);
+  EXPECT_EQ(output.gpu_faults[0].gpu, evidence.devices[0].function.bdf);
+  EXPECT_TRUE(output.gpu_faults[0].retired);
+  EXPECT_NE(output.gpu_faults[0].error.find("a test retired it"), std::string::npos) << output.gpu_faults[0].error;
+  EXPECT_EQ(output.measurements.size(), evidence.devices.size() - 1);
 }
 
 }  // namespace

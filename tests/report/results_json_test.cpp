@@ -221,9 +221,16 @@ TEST_F(ProbeEvidenceJsonTest, SettingsAndProbes) {
                   {"status", "failed"},
                   {"reason", "GPU 0000:ca:00.0: cudaSetDevice: all CUDA-capable devices are busy or unavailable"},
                   {"warnings", Json::array()},
-                  {"duration_s", 1.75}}));
+                  {"duration_s", 1.75},
+                  {"gpu_faults",
+                   Json::array({Json{{"gpu", "0000:ca:00.0"},
+                                     {"error", "cudaSetDevice: all CUDA-capable devices are busy or unavailable"},
+                                     {"retired", false}}})},
+                  {"only_gpu_faults", true}}));
   EXPECT_EQ(probes[1]["status"], "ran");
   EXPECT_EQ(probes[1]["reason"], "");
+  EXPECT_EQ(probes[1]["gpu_faults"], Json::array());
+  EXPECT_EQ(probes[1]["only_gpu_faults"], false);
   EXPECT_EQ(probes[2]["status"], "skipped");
   EXPECT_TRUE(probes[2]["duration_s"].is_number());
 }

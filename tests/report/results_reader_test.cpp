@@ -235,7 +235,15 @@ TEST(ResultsReaderTest, RebuildsProbeEvidenceExactly) {
     EXPECT_EQ(got.probes[i].reason, expected.probes[i].reason) << i;
     EXPECT_EQ(got.probes[i].warnings, expected.probes[i].warnings) << i;
     EXPECT_EQ(got.probes[i].duration_s, expected.probes[i].duration_s) << i;
+    ASSERT_EQ(got.probes[i].gpu_faults.size(), expected.probes[i].gpu_faults.size()) << i;
+    for (std::size_t f = 0; f < got.probes[i].gpu_faults.size(); ++f) {
+      EXPECT_EQ(got.probes[i].gpu_faults[f].gpu, expected.probes[i].gpu_faults[f].gpu) << i;
+      EXPECT_EQ(got.probes[i].gpu_faults[f].error, expected.probes[i].gpu_faults[f].error) << i;
+      EXPECT_EQ(got.probes[i].gpu_faults[f].retired, expected.probes[i].gpu_faults[f].retired) << i;
+    }
+    EXPECT_EQ(got.probes[i].only_gpu_faults, expected.probes[i].only_gpu_faults) << i;
   }
+  ASSERT_FALSE(got.probes[0].gpu_faults.empty());
 
   ASSERT_EQ(got.measurements.size(), expected.measurements.size());
   for (std::size_t i = 0; i < got.measurements.size(); ++i) {
@@ -361,6 +369,86 @@ TEST(ResultsReaderTest, Version11DocumentMustCarryTheNewFields) {
   EXPECT_EQ(without("/devices/2"_json_pointer, "nvml"), "results.json: /devices/2/nvml: missing");
   EXPECT_EQ(without("/measurements/1"_json_pointer, "verified"), "results.json: /measurements/1/verified: missing");
   EXPECT_EQ(without("/link_samples/0"_json_pointer, "speed_gts"), "results.json: /link_samples/0/speed_gts: missing");
+}
+
+// Schema 1.4: the probe's GPU faults, as the engine records a GPU of the
+// sample node that hung in h2d_ce and was refused by sweep_ce afterwards.
+Results hung_gpu_results() {
+  Results results = testing::hgx_spr_results_probed();
+  ProbeRun& h2d = results.evidence.probes[0];
+  h2d.gpu_faults.push_back(
+      {testing::bdf("0000:17:00.0"), "cudaMemcpyAsync h2d did not complete within 30 s on 0000:17:00.0", true});
+  ProbeRun& sweep = results.evidence.probes[1];
+  sweep.status = ProbeStatus::kFailed;
+  sweep.reason = "GPU 0000:17:00.0: CUDA device 0 is not used again in this run: ...; all GPUs h2d: stuck";
+  sweep.gpu_faults = {{testing::bdf("0000:17:00.0"), "CUDA device 0 is not used again in this run: ...", true}};
+  sweep.only_gpu_faults = false;
+  return results;
+}
+
+TEST(ResultsReaderTest, GpuFaultsRoundTrip) {
+  const Results want = hung_gpu_results();
+  const std::string text = results_to_json(want);
+  EXPECT_EQ(rewrite(text), text);
+  const auto read = results_from_json(text, "results.json");
+  ASSERT_TRUE(read) << read.error().message;
+  const std::vector<ProbeRun>& probes = read->evidence.probes;
+  ASSERT_EQ(probes[0].gpu_faults.size(), 2u);
+  EXPECT_EQ(to_string(probes[0].gpu_faults[1].gpu), "0000:17:00.0");
+  EXPECT_EQ(probes[0].gpu_faults[1].error, "cudaMemcpyAsync h2d did not complete within 30 s on 0000:17:00.0");
+  EXPECT_TRUE(probes[0].gpu_faults[1].retired);
+  EXPECT_FALSE(probes[0].gpu_faults[0].retired);
+  EXPECT_TRUE(probes[0].only_gpu_faults);
+  ASSERT_EQ(probes[1].gpu_faults.size(), 1u);
+  EXPECT_TRUE(probes[1].gpu_faults[0].retired);
+  EXPECT_FALSE(probes[1].only_gpu_faults);
+  EXPECT_TRUE(probes[2].gpu_faults.empty());
+  EXPECT_FALSE(probes[2].only_gpu_faults);
+}
+
+TEST(ResultsReaderTest, GpuFaultProblemsAreNamedByPointer) {
+  const auto with = [](const Json::json_pointer& where, const Json& value) {
+    Json document = Json::parse(results_to_json(hung_gpu_results()));
+    document[where] = value;
+    return error_of(document);
+  };
+  EXPECT_EQ(with("/probes/0/gpu_faults/1/gpu"_json_pointer, "gpu0"),
+            "results.json: /probes/0/gpu_faults/1/gpu: 'gpu0' is not a PCI address (domain:bus:device.function, such "
+            "as 0000:17:00.0)");
+  EXPECT_EQ(with("/probes/0/gpu_faults/1/retired"_json_pointer, "yes"),
+            "results.json: /probes/0/gpu_faults/1/retired: expected true or false");
+  EXPECT_EQ(with("/probes/0/gpu_faults/0/error"_json_pointer, ""),
+            "results.json: /probes/0/gpu_faults/0/error: expected the error, got an empty string");
+  EXPECT_EQ(with("/probes/0/gpu_faults"_json_pointer, Json::object()),
+            "results.json: /probes/0/gpu_faults: expected an array");
+  EXPECT_EQ(with("/probes/0/only_gpu_faults"_json_pointer, 1),
+            "results.json: /probes/0/only_gpu_faults: expected true or false");
+  // What no writer of pcieval produces: a verdict would rest on it.
+  EXPECT_EQ(with("/probes/1/status"_json_pointer, "ran"),
+            "results.json: /probes/1/gpu_faults: GPU faults on a probe whose status is ran, not failed");
+  EXPECT_EQ(with("/probes/0/gpu_faults"_json_pointer, Json::array()),
+            "results.json: /probes/0/only_gpu_faults: true, but gpu_faults is empty");
+}
+
+TEST(ResultsReaderTest, GpuFaultsAreReadFromVersion14On) {
+  Json document = Json::parse(results_to_json(hung_gpu_results()));
+  // A 1.3 document knew no GPU fault: such fields are ignored, its failed
+  // probes judged as a whole, as they were then.
+  document["schema_version"] = "1.3.0";
+  auto read = results_from_json(document.dump(), "results.json");
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_TRUE(read->evidence.probes[0].gpu_faults.empty());
+  EXPECT_FALSE(read->evidence.probes[0].only_gpu_faults);
+  // A 1.4 document without them (written by other tools) reads as none.
+  document["schema_version"] = kResultsSchemaVersion;
+  for (Json& probe : document["probes"]) {
+    probe.erase("gpu_faults");
+    probe.erase("only_gpu_faults");
+  }
+  read = results_from_json(document.dump(), "results.json");
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_TRUE(read->evidence.probes[0].gpu_faults.empty());
+  EXPECT_FALSE(read->evidence.probes[0].only_gpu_faults);
 }
 
 TEST(ResultsReaderTest, ProbeEvidenceProblemsAreNamedByPointer) {
