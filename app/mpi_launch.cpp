@@ -1,13 +1,17 @@
 #include "app/mpi_launch.hpp"
 
+#include <dlfcn.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <system_error>
+#include <utility>
 
 namespace pcieval::app {
 namespace {
@@ -19,7 +23,73 @@ constexpr const char* kFix =
     "build with Open MPI installed (libopenmpi-dev) so that pcieval-mpi is built beside pcieval, or run "
     "'pcieval fleet merge' on per-node results (check -o)";
 
+// When pcieval-mpi is there but its MPI runtime is not: the build is fine,
+// the node lacks the library.
+constexpr const char* kRuntimeFix =
+    "install the MPI runtime pcieval-mpi was built against on this node (Open MPI: libopenmpi3 on Debian and "
+    "Ubuntu, openmpi on RHEL and its rebuilds), or run 'pcieval fleet merge' on per-node results (check -o)";
+
+// Set by app/CMakeLists.txt from the libmpi the MPI build links.
+#ifdef PCIEVAL_LIBMPI_SONAME
+constexpr const char* kLibmpiSoname = PCIEVAL_LIBMPI_SONAME;
+constexpr const char* kLibmpiDir = PCIEVAL_LIBMPI_DIR;
+#else
+constexpr const char* kLibmpiSoname = "";
+constexpr const char* kLibmpiDir = "";
+#endif
+
+struct DlClose {
+  void operator()(void* handle) const noexcept { ::dlclose(handle); }
+};
+using LibraryHandle = std::unique_ptr<void, DlClose>;
+
+// The library loaded by `name` (a soname or a path), or dlerror's text.
+Result<LibraryHandle> load_library(const std::string& name) {
+  ::dlerror();  // clears an earlier message
+  LibraryHandle handle(::dlopen(name.c_str(), RTLD_LAZY | RTLD_LOCAL));
+  if (!handle) {
+    const char* message = ::dlerror();
+    return make_error(message != nullptr ? message : name + ": cannot be loaded");
+  }
+  return handle;
+}
+
 }  // namespace
+
+std::string_view built_libmpi_soname() { return kLibmpiSoname; }
+
+Status check_mpi_sibling(const fs::path& sibling, std::string_view libmpi_soname, const fs::path& libmpi_dir) {
+  const std::string what = "launched by MPI, but the MPI build " + sibling.string();
+  struct stat status {};
+  if (::stat(sibling.c_str(), &status) != 0) {
+    return make_error(what + " cannot be started (" + std::strerror(errno) + "); " + kFix);
+  }
+  if (!S_ISREG(status.st_mode)) {
+    return make_error(what + " cannot be started (not a regular file); " + kFix);
+  }
+  if (::access(sibling.c_str(), X_OK) != 0) {
+    return make_error(what + " cannot be started (" + std::strerror(errno) +
+                      ": not executable by this user); make it executable (chmod +x) or " + kFix);
+  }
+  if (libmpi_soname.empty()) return ok_status();
+
+  const std::string soname(libmpi_soname);
+  Result<LibraryHandle> loaded = load_library(soname);
+  if (!loaded && !libmpi_dir.empty()) {
+    // pcieval-mpi's RUNPATH finds libmpi where the build did (an MPI module
+    // under /opt): so may this check.
+    std::error_code ignored;
+    const fs::path beside = libmpi_dir / soname;
+    if (fs::exists(beside, ignored)) {
+      if (Result<LibraryHandle> from_dir = load_library(beside.string())) loaded = std::move(from_dir);
+    }
+  }
+  if (!loaded) {
+    return make_error(what + " needs " + soname + ", which cannot be loaded on this node (" + loaded.error().message +
+                      "); " + kRuntimeFix);
+  }
+  return ok_status();
+}
 
 bool launched_by_mpi() {
   for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "PMI_RANK"}) {
@@ -42,6 +112,7 @@ Error exec_mpi_sibling(char** argv) {
                       ") to find pcieval-mpi; " + kFix);
   }
   const fs::path sibling = mpi_sibling_of(self);
+  if (Status ready = check_mpi_sibling(sibling, kLibmpiSoname, kLibmpiDir); !ready) return ready.error();
   std::cout.flush();
   std::cerr.flush();
   ::execv(sibling.c_str(), argv);
