@@ -207,7 +207,10 @@ struct FleetCheckOptions {
   std::optional<std::string> html_path;    // --fleet-html FILE: the fleet page, written by rank 0
   double timeout_s = 300;                  // --fleet-timeout: rank 0's wait for the other nodes
   bool one_node_per_rank = false;          // --fleet-one-node-per-rank: tests and labs
-  [[nodiscard]] bool any_given() const { return output_path.has_value() || html_path.has_value() || one_node_per_rank; }
+  bool allreduce = true;                   // off with --no-fleet-allreduce
+  [[nodiscard]] bool any_given() const {
+    return output_path.has_value() || html_path.has_value() || one_node_per_rank || !allreduce;
+  }
 };
 
 }  // namespace pcieval::app

@@ -90,6 +90,9 @@ void add_fleet_check_flags(CLI::App& command, pcieval::app::FleetCheckOptions& f
   command.add_flag("--fleet-one-node-per-rank", fleet.one_node_per_rank,
                    "Under mpirun: treat every rank as its own node, '{rank}' in --sysfs-root, --topology-xml and -o "
                    "naming its fixture (tests and labs)");
+  command.add_flag("!--no-fleet-allreduce", fleet.allreduce,
+                   "Under mpirun/srun: skip the NCCL all-reduce over every GPU of every node that follows the "
+                   "nodes' checks");
 }
 
 // `pcieval fleet merge FILE... [-o FILE] [--quiet]`.
@@ -160,7 +163,8 @@ int run_check_or_fleet(const pcieval::app::CheckOptions& check, const pcieval::a
 #endif
   if (fleet.any_given()) {
     pcieval::app::print_error(
-        "--fleet-output, --fleet-html and --fleet-one-node-per-rank need an MPI launch (mpirun or srun); for "
+        "--fleet-output, --fleet-html, --fleet-one-node-per-rank and --no-fleet-allreduce need an MPI launch (mpirun "
+        "or srun); for "
         "results files use 'pcieval fleet merge'");
     return kExitUsage;
   }

@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "app/mpi_fleet_allreduce.hpp"
+#include "app/mpi_poll.hpp"
 #include "fleet/fleet.hpp"
 #include "report/input_file.hpp"
 #include "report/results_reader.hpp"
@@ -24,14 +26,11 @@
 namespace pcieval::app {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = MpiClock;
 
 constexpr int kTagHeader = 7301;  // {exit code, body bytes}
 constexpr int kTagBody = 7302;    // host name, '\n', results document
-// How often a waiting rank looks at its request. Blocking MPI calls spin a
-// core at 100 % in Open MPI; the node leader's probes need the cores, and the
-// ranks that only wait must not take them.
-constexpr auto kPollInterval = std::chrono::milliseconds(20);
+constexpr auto kPollInterval = kMpiPollInterval;
 
 // MPI_Init and MPI_Finalize around the fleet run. abandon() is for the one
 // case where MPI_Finalize would hang (a rank that never answered): the job
@@ -55,18 +54,6 @@ class MpiSession {
  private:
   bool ok_ = false;
 };
-
-// Waits for `request` with sleeps between tests; false when `deadline`
-// passed first (the request is still pending).
-bool wait_for(MPI_Request& request, std::optional<Clock::time_point> deadline = std::nullopt) {
-  for (;;) {
-    int done = 0;
-    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-    if (done) return true;
-    if (deadline && Clock::now() >= *deadline) return false;
-    std::this_thread::sleep_for(kPollInterval);
-  }
-}
 
 std::string processor_name() {
   std::array<char, MPI_MAX_PROCESSOR_NAME> name{};
@@ -207,6 +194,27 @@ std::optional<long> env_number(const char* name) {
   return number;
 }
 
+// Why the fleet all-reduce does not run in this fleet run, alike on every
+// rank (the flags are the same everywhere); nullopt when it runs.
+std::optional<std::string> allreduce_disabled(const CheckOptions& check, const FleetCheckOptions& fleet) {
+  if (!fleet.allreduce) return "--no-fleet-allreduce";
+  if (!check.probes.enabled) return "the nodes' probes did not run (--no-probes)";
+  if (check.sources.sysfs_root != "/sys" || check.sources.topology_xml) {
+    return "the nodes judged a PCI tree from --sysfs-root/--topology-xml, not their own GPUs";
+  }
+  if (fleet.one_node_per_rank) return "--fleet-one-node-per-rank: ranks stand for nodes and may share GPUs";
+  return std::nullopt;
+}
+
+FleetAllReduceSettings allreduce_settings(const CheckOptions& check, const FleetCheckOptions& fleet) {
+  FleetAllReduceSettings settings;
+  settings.size_bytes = check.probes.config.size_bytes;
+  settings.warmup_trials = check.probes.config.warmup_trials;
+  settings.trials = check.probes.config.trials;
+  settings.timeout_s = fleet.timeout_s;
+  return settings;
+}
+
 }  // namespace
 
 std::string expand_rank(std::string text, int node) {
@@ -273,9 +281,11 @@ int run_fleet_check(const CheckOptions& check, const FleetCheckOptions& fleet) {
   MPI_Gather(&world_rank, 1, MPI_INT, ranks.data(), 1, MPI_INT, 0, leaders);
   MPI_Gather(my_name.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0,
              leaders);
-  MPI_Comm_free(&leaders);
 
   NodeCheck mine = check_this_node(check, node);
+  const std::optional<std::string> no_allreduce = allreduce_disabled(check, fleet);
+  // The leaders' communicator carries the fleet all-reduce's bookkeeping; it
+  // is never freed: the job ends in MPI_Finalize or MPI_Abort.
 
   if (node != 0) {
     const std::string body = name + "\n" + mine.results_json;
@@ -285,6 +295,10 @@ int run_fleet_check(const CheckOptions& check, const FleetCheckOptions& fleet) {
     MPI_Isend(body.data(), static_cast<int>(body.size()), MPI_CHAR, 0, kTagBody, MPI_COMM_WORLD, &sends[1]);
     wait_for(sends[0]);
     wait_for(sends[1]);
+    if (!no_allreduce) {
+      static_cast<void>(run_fleet_allreduce(leaders, {}, true, allreduce_settings(check, fleet), nccl_hooks()));
+    }
+    // An abandoned all-reduce is rank 0's to end (MPI_Abort).
     return share_exit_code(0);
   }
 
@@ -310,9 +324,23 @@ int run_fleet_check(const CheckOptions& check, const FleetCheckOptions& fleet) {
     entries.push_back(node_of(slots[i], static_cast<int>(i + 1), fleet.timeout_s, fleet.one_node_per_rank));
     all_answered = all_answered && slots[i].body_done;
   }
-  const Fleet built = build_fleet(std::move(entries), {}, "mpi", ToolInfo{"pcieval", PCIEVAL_VERSION});
+  Fleet built = build_fleet(std::move(entries), {}, "mpi", ToolInfo{"pcieval", PCIEVAL_VERSION});
+  bool abandoned = !all_answered;
+  if (no_allreduce) {
+    FleetAllReduce entry;
+    entry.nodes = nodes;
+    entry.reason = *no_allreduce;
+    attach_fleet_allreduce(built, std::move(entry));
+  } else {
+    std::vector<std::string> hosts;
+    for (int i = 0; i < nodes; ++i) hosts.emplace_back(&names[static_cast<std::size_t>(i) * MPI_MAX_PROCESSOR_NAME]);
+    FleetAllReduceOutcome outcome =
+        run_fleet_allreduce(leaders, hosts, all_answered, allreduce_settings(check, fleet), nccl_hooks());
+    abandoned = abandoned || outcome.abandoned;
+    attach_fleet_allreduce(built, std::move(outcome.entry));
+  }
   const int code = tell_fleet(built, fleet.output_path, fleet.html_path, check.judge.quiet);
-  if (!all_answered) mpi.abort(code);
+  if (abandoned) mpi.abort(code);
   return share_exit_code(code);
 }
 

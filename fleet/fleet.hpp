@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fleet/fleet_allreduce.hpp"
 #include "model/measurement.hpp"
 #include "model/results.hpp"
 #include "model/verdict.hpp"
@@ -19,7 +20,7 @@ namespace pcieval {
 // Bump rules as for kResultsSchemaVersion: MAJOR when a field is removed,
 // renamed or changes meaning; MINOR when a field is added. Keep
 // results_schema/pcieval-fleet.schema.json in step.
-inline constexpr const char* kFleetSchemaVersion = "1.0.0";
+inline constexpr const char* kFleetSchemaVersion = "1.1.0";
 
 // DESIGN.md's exit codes, as a fleet document records them per node and for
 // the fleet (app/commands.hpp's ExitCode has the same values).
@@ -125,6 +126,8 @@ struct Fleet {
   std::vector<FleetOutlier> outliers;
   // Inputs that could not be read and duplicate hosts, one line each.
   std::vector<std::string> problems;
+  // The all-reduce over every GPU of every node: MPI runs only (1.1.0).
+  std::optional<FleetAllReduce> allreduce;
   Overall overall = Overall::kPass;
   int exit_code = kNodeExitPass;
   std::string summary;  // one line

@@ -187,6 +187,17 @@ std::string problems_section(const Fleet& fleet) {
   return out + "</ul>\n</section>\n";
 }
 
+// The fleet all-reduce of an MPI run; a merge has none and shows nothing.
+std::string allreduce_section(const Fleet& fleet) {
+  if (!fleet.allreduce) return {};
+  std::string out = section_open("allreduce", "All-reduce across the fleet");
+  out += "<p id=\"allreduce-line\">" + escape(describe_fleet_allreduce(*fleet.allreduce)) + "</p>\n";
+  if (fleet.allreduce->notes.empty()) return out + "</section>\n";
+  out += "<ul id=\"allreduce-notes\">\n";
+  for (const std::string& note : fleet.allreduce->notes) out += "<li class=\"mono\">" + escape(note) + "</li>\n";
+  return out + "</ul>\n</section>\n";
+}
+
 // ---- strip plots ----------------------------------------------------------
 
 struct Dot {
@@ -358,6 +369,7 @@ std::string render_fleet_html(const Fleet& fleet) {
   out += outliers_section(fleet);
   out += small_groups_section(fleet);
   out += problems_section(fleet);
+  out += allreduce_section(fleet);
   out += medians_section(fleet);
   out += "</main>\n</body>\n</html>\n";
   return out;

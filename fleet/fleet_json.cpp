@@ -54,6 +54,18 @@ Json node_json(const FleetNode& node) {
               {"gpus", std::move(gpus)}};
 }
 
+Json allreduce_json(const FleetAllReduce& a) {
+  return Json{{"status", to_string(a.status)},
+              {"reason", a.reason.empty() ? Json(nullptr) : Json(a.reason)},
+              {"nodes", a.nodes},
+              {"gpus", a.gpus},
+              {"size_bytes", a.size_bytes},
+              {"trials_busbw_gbps", a.trials_busbw_gbps},
+              {"median_busbw_gbps", a.median_busbw_gbps},
+              {"median_algbw_gbps", a.median_algbw_gbps},
+              {"notes", a.notes}};
+}
+
 int exit_code(DocumentReader& in, const Node& node) {
   const std::int64_t code = in.integer(node, 0, 3);
   return static_cast<int>(code);
@@ -114,6 +126,25 @@ FleetNode read_node(DocumentReader& in, const Node& node) {
   return n;
 }
 
+constexpr std::array kAllReduceStatuses = {FleetAllReduceStatus::kMeasured, FleetAllReduceStatus::kSkipped,
+                                           FleetAllReduceStatus::kFailed};
+
+FleetAllReduce read_allreduce(DocumentReader& in, const Node& node) {
+  FleetAllReduce a;
+  a.status = in.one_of(in.member(node, "status"), kAllReduceStatuses);
+  a.reason = in.text_or_null(in.member(node, "reason")).value_or("");
+  a.nodes = static_cast<int>(size(in, in.member(node, "nodes")));
+  a.gpus = static_cast<int>(size(in, in.member(node, "gpus")));
+  a.size_bytes = in.count(in.member(node, "size_bytes"));
+  for (const Node& trial : in.items(in.member(node, "trials_busbw_gbps"))) {
+    a.trials_busbw_gbps.push_back(non_negative(in, trial));
+  }
+  a.median_busbw_gbps = non_negative(in, in.member(node, "median_busbw_gbps"));
+  a.median_algbw_gbps = non_negative(in, in.member(node, "median_algbw_gbps"));
+  a.notes = in.strings(in.member(node, "notes"));
+  return a;
+}
+
 Fleet read_fleet(DocumentReader& in, const Node& root) {
   Fleet fleet;
   if (!root.json->is_object()) {
@@ -169,6 +200,7 @@ Fleet read_fleet(DocumentReader& in, const Node& root) {
     fleet.outliers.push_back(std::move(outlier));
   }
   fleet.problems = in.strings(in.member(root, "problems"));
+  if (auto allreduce = in.member_if_present(root, "allreduce")) fleet.allreduce = read_allreduce(in, *allreduce);
   fleet.overall = in.one_of(in.member(root, "overall"), kOveralls);
   fleet.exit_code = exit_code(in, in.member(root, "exit_code"));
   fleet.summary = in.text(in.member(root, "summary"));
@@ -206,23 +238,24 @@ std::string fleet_to_json(const Fleet& fleet) {
                         {"threshold_gbps", o.threshold_gbps},
                         {"group_gpus", o.group_gpus}});
   }
-  const Json document{{"kind", kKind},
-                      {"schema_version", kFleetSchemaVersion},
-                      {"tool", {{"name", fleet.tool.name}, {"version", fleet.tool.version}}},
-                      {"launch", fleet.launch},
-                      {"outlier_rule",
-                       {{"k", fleet.rule.k},
-                        {"mad_scale", kMadToSigma},
-                        {"max_fraction_of_group_median", fleet.rule.max_fraction_of_median},
-                        {"min_group_size", fleet.rule.min_group_size},
-                        {"probes", {"h2d_ce", "d2h_ce"}}}},
-                      {"nodes", Json::array()},
-                      {"groups", std::move(groups)},
-                      {"outliers", std::move(outliers)},
-                      {"problems", fleet.problems},
-                      {"overall", to_string(fleet.overall)},
-                      {"exit_code", fleet.exit_code},
-                      {"summary", fleet.summary}};
+  Json document{{"kind", kKind},
+                {"schema_version", kFleetSchemaVersion},
+                {"tool", {{"name", fleet.tool.name}, {"version", fleet.tool.version}}},
+                {"launch", fleet.launch},
+                {"outlier_rule",
+                 {{"k", fleet.rule.k},
+                  {"mad_scale", kMadToSigma},
+                  {"max_fraction_of_group_median", fleet.rule.max_fraction_of_median},
+                  {"min_group_size", fleet.rule.min_group_size},
+                  {"probes", {"h2d_ce", "d2h_ce"}}}},
+                {"nodes", Json::array()},
+                {"groups", std::move(groups)},
+                {"outliers", std::move(outliers)},
+                {"problems", fleet.problems},
+                {"overall", to_string(fleet.overall)},
+                {"exit_code", fleet.exit_code},
+                {"summary", fleet.summary}};
+  if (fleet.allreduce) document["allreduce"] = allreduce_json(*fleet.allreduce);
   std::string text = document.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
   if (fleet.nodes.empty()) return text;
   // The nodes are most of a large fleet's document: rendered one at a time

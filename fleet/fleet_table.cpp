@@ -97,6 +97,7 @@ std::string render_fleet_table(const Fleet& fleet) {
             printable(group->probe) + ": " + std::to_string(group->gpus) + " GPU" + (group->gpus == 1 ? "" : "s") +
             ", fewer than " + std::to_string(fleet.rule.min_group_size) + "\n";
   }
+  if (fleet.allreduce) text += "\n" + printable(describe_fleet_allreduce(*fleet.allreduce)) + "\n";
   if (!fleet.problems.empty()) text += "\n";
   for (const std::string& problem : fleet.problems) text += "problem: " + printable(problem) + "\n";
   text += "\n" + printable(fleet.summary) + "\n";

@@ -84,6 +84,44 @@ TEST(NcclProbe, WithNcclButNoGpuTheReasonIsTheDevice) {
       << *reason;
 }
 
+TEST(NcclFleetPart, WithoutNcclOrCudaEveryEntryPointSaysWhy) {
+  NcclProbeOptions options;
+  options.library_name = "/nonexistent/libnccl.so.2";
+  const auto ordinals = allreduce_part_ordinals(options);
+  ASSERT_FALSE(ordinals.ok());
+  const auto id = make_nccl_unique_id(options);
+  ASSERT_FALSE(id.ok());
+  EXPECT_EQ(id.error().message.rfind("NCCL not loadable: /nonexistent/libnccl.so.2", 0), 0U) << id.error().message;
+  if (!built_with_cuda()) {
+    EXPECT_EQ(ordinals.error().message, kBuiltWithoutCudaMessage);
+  } else {
+    EXPECT_EQ(ordinals.error().message.rfind("NCCL not loadable: /nonexistent/libnccl.so.2", 0), 0U)
+        << ordinals.error().message;
+  }
+}
+
+TEST(NcclFleetPart, APartThatCannotBeRightIsRefusedBeforeAnyNcclCall) {
+  NcclProbeOptions options;
+  options.library_name = "/nonexistent/libnccl.so.2";
+  AllReducePart part;
+  part.ordinals = {0, 1};
+  part.first_rank = 7;
+  part.total_ranks = 8;  // ranks 7 and 8 of 8: one too many
+  part.size_bytes = std::uint64_t{256} << 20;
+  auto result = run_allreduce_part(part, options);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().message, "this process's ranks 7 + 2 do not fit in 8");
+  part.total_ranks = 16;
+  part.size_bytes = 6;  // not whole floats
+  result = run_allreduce_part(part, options);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().message, "the all-reduce size must be a non-zero multiple of 4 bytes (floats), got 6");
+  part.size_bytes = 64;
+  result = run_allreduce_part(part, options);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().message.rfind("NCCL not loadable: ", 0), 0U) << result.error().message;
+}
+
 TEST(NcclProbe, BusBandwidthFactorIsNcclTests) {
   EXPECT_DOUBLE_EQ(allreduce_bus_factor(1), 0.0);
   EXPECT_DOUBLE_EQ(allreduce_bus_factor(2), 1.0);

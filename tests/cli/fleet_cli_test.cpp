@@ -265,6 +265,9 @@ TEST_F(FleetMergeCli, FleetFlagsOfCheckNeedAnMpiLaunch) {
   EXPECT_THAT(run.err, HasSubstr("pcieval: error: "));
   EXPECT_THAT(run.err, HasSubstr("fleet merge"));
   EXPECT_FALSE(std::filesystem::exists(dir() / "f.json"));
+  const CliRun no_allreduce = run_pcieval("check " + fixture_args("small_server_no_gpu") + " --no-fleet-allreduce");
+  EXPECT_EQ(no_allreduce.exit_code, 2);
+  EXPECT_THAT(no_allreduce.err, HasSubstr("--no-fleet-allreduce need an MPI launch"));
   // Without the flags, check is the check it always was.
   const CliRun plain = run_pcieval("check " + fixture_args("small_server_no_gpu") + " -q");
   EXPECT_EQ(plain.exit_code, 0) << plain.err;

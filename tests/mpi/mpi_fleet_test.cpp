@@ -109,6 +109,11 @@ TEST_F(MpiFleet, FourRanksFourNodesGatheredOnRankZero) {
   EXPECT_EQ(fleet["nodes"][0]["overall"], "pass");
   EXPECT_EQ(fleet["nodes"][1]["reason"], "pcieval pass: 2 devices at expected link state");
   EXPECT_EQ(fleet["nodes"][2]["verdicts"][0]["code"], "link_width_below_expected");
+  // Fixture nodes have no GPUs of their own to reduce over: said, not run.
+  EXPECT_EQ(fleet["allreduce"]["status"], "skipped");
+  EXPECT_EQ(fleet["allreduce"]["reason"],
+            "the nodes judged a PCI tree from --sysfs-root/--topology-xml, not their own GPUs");
+  EXPECT_THAT(run.out, HasSubstr("fleet all-reduce skipped: the nodes judged a PCI tree"));
 }
 
 TEST_F(MpiFleet, AllNodesPassExitsZero) {
