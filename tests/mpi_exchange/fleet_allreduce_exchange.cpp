@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include <atomic>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -138,6 +138,21 @@ TEST(FleetAllReduceExchange, ANodeWhoseShareFailsFailsTheAllReduceNamingIt) {
   EXPECT_TRUE(outcome.abandoned);
 }
 
+// The other ranks' failures, one line each, named by rank: their full
+// printers would repeat rank 0's output.
+class FailureLines : public ::testing::EmptyTestEventListener {
+ public:
+  explicit FailureLines(int rank) : rank_(rank) {}
+  void OnTestPartResult(const ::testing::TestPartResult& result) override {
+    if (!result.failed()) return;
+    std::fprintf(stderr, "rank %d: %s:%d: %s\n", rank_, result.file_name() ? result.file_name() : "?",
+                 result.line_number(), result.summary());
+  }
+
+ private:
+  int rank_;
+};
+
 }  // namespace
 }  // namespace pcieval::app
 
@@ -150,6 +165,7 @@ int main(int argc, char** argv) {
   if (rank != 0) {
     auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
     delete listeners.Release(listeners.default_result_printer());
+    listeners.Append(new pcieval::app::FailureLines(rank));
   }
   const int failed = RUN_ALL_TESTS();
   int any_failed = 0;
