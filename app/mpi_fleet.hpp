@@ -25,7 +25,10 @@ namespace pcieval::app {
 // unless -q and writes --fleet-output. Every rank returns the fleet's exit
 // code, so mpirun's and srun's status is the fleet's; when a rank is missing
 // rank 0 ends the job with MPI_Abort(fleet's code) instead, because
-// MPI_Finalize would wait for the missing rank for ever.
+// MPI_Finalize would wait for the missing rank for ever. Between the gather
+// and the fleet table, every GPU of every node runs one NCCL all-reduce
+// (mpi_fleet_allreduce.hpp) unless the flags say why not; a failed one ends
+// the job with MPI_Abort too.
 [[nodiscard]] int run_fleet_check(const CheckOptions& check, const FleetCheckOptions& fleet);
 
 }  // namespace pcieval::app
