@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/nccl_probe.hpp"
+#include "bench/nccl_part.hpp"
 #include "fleet/fleet_allreduce.hpp"
 #include "model/result.hpp"
 

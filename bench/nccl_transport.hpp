@@ -23,7 +23,7 @@
 #include <string_view>
 #include <vector>
 
-#include "bench/nccl_probe.hpp"  // ScopedEnvironment
+#include "bench/scoped_environment.hpp"
 #include "model/result.hpp"
 
 namespace pcieval {

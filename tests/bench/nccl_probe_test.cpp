@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "bench/nccl_part.hpp"
+#include "bench/scoped_environment.hpp"
 #include "kernels/cuda_device.hpp"
 
 namespace pcieval {

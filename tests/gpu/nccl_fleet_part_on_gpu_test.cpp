@@ -5,7 +5,7 @@
 // 2 GPUs, or without libnccl.so.2.
 #include <gtest/gtest.h>
 
-#include "bench/nccl_probe.hpp"
+#include "bench/nccl_part.hpp"
 #include "gpu/gpu_test_util.hpp"
 #include "kernels/cuda_device.hpp"
 
