@@ -36,21 +36,38 @@ inline std::string shell_quote(const std::string& text) {
   return quoted + "'";
 }
 
+// Runs `command` through the shell, stdin empty, stdout and stderr caught in
+// files under `dir` (which must exist).
+inline CliRun run_shell(const std::string& command, const std::filesystem::path& dir) {
+  const std::string redirected =
+      command + " >" + shell_quote(dir / "out") + " 2>" + shell_quote(dir / "err") + " </dev/null";
+  const int status = std::system(redirected.c_str());
+  CliRun run;
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  run.out = slurp(dir / "out");
+  run.err = slurp(dir / "err");
+  return run;
+}
+
 // `args` is passed through the shell; quote anything user-like with shell_quote.
 inline CliRun run_pcieval(const std::string& args) {
   static int counter = 0;
   const auto dir = std::filesystem::temp_directory_path() /
                    ("pcieval-cli-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
   std::filesystem::create_directories(dir);
-  const std::string command = std::string(PCIEVAL_BINARY) + " " + args + " >" + shell_quote(dir / "out") + " 2>" +
-                              shell_quote(dir / "err") + " </dev/null";
-  const int status = std::system(command.c_str());
-  CliRun run;
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  run.out = slurp(dir / "out");
-  run.err = slurp(dir / "err");
+  CliRun run = run_shell(std::string(PCIEVAL_BINARY) + " " + args, dir);
   std::filesystem::remove_all(dir);
   return run;
+}
+
+// A copy of the built pcieval alone in `dir`/bin: /proc/self/exe names the
+// copy, so the pcieval-mpi it looks for is whatever a test puts beside it.
+inline std::filesystem::path lone_pcieval_in(const std::filesystem::path& dir) {
+  const std::filesystem::path bin = dir / "bin";
+  std::filesystem::create_directories(bin);
+  std::filesystem::copy_file(PCIEVAL_BINARY, bin / "pcieval");
+  std::filesystem::permissions(bin / "pcieval", std::filesystem::perms::owner_all);
+  return bin / "pcieval";
 }
 
 inline std::filesystem::path fixture(const std::string& machine) {

@@ -36,26 +36,9 @@ class MpiPreflight : public ScratchDirTest {
     return path;
   }
 
-  // A copy of the built pcieval alone in its own directory, so that the
-  // pcieval-mpi it looks for is the one the test puts beside it.
-  fs::path lone_pcieval() {
-    const fs::path bin = dir_ / "bin";
-    fs::create_directories(bin);
-    fs::copy_file(PCIEVAL_BINARY, bin / "pcieval");
-    fs::permissions(bin / "pcieval", fs::perms::owner_all);
-    return bin / "pcieval";
-  }
+  fs::path lone_pcieval() { return lone_pcieval_in(dir_); }
 
-  CliRun run(const std::string& command) {
-    const std::string redirected =
-        command + " >" + shell_quote(dir_ / "out") + " 2>" + shell_quote(dir_ / "err") + " </dev/null";
-    const int status = std::system(redirected.c_str());
-    CliRun result;
-    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    result.out = slurp(dir_ / "out");
-    result.err = slurp(dir_ / "err");
-    return result;
-  }
+  CliRun run(const std::string& command) { return run_shell(command, dir_); }
 };
 
 TEST_F(MpiPreflight, AMissingMpiLibraryIsNamedWithTheLoadersReasonAndTheFix) {

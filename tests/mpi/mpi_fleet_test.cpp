@@ -66,14 +66,8 @@ class MpiFleet : public ScratchDirTest {
         "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 mpirun --oversubscribe -np " +
         std::to_string(ranks) + " " + PCIEVAL_BINARY + " check --sysfs-root " +
         shell_quote((dir_ / "node{rank}" / "sys").string()) + " --topology-xml " +
-        shell_quote((dir_ / "node{rank}" / "topology.xml").string()) + " " + args + " >" + shell_quote(dir_ / "out") +
-        " 2>" + shell_quote(dir_ / "err") + " </dev/null";
-    const int status = std::system(command.c_str());
-    CliRun run;
-    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    run.out = slurp(dir_ / "out");
-    run.err = slurp(dir_ / "err");
-    return run;
+        shell_quote((dir_ / "node{rank}" / "topology.xml").string()) + " " + args;
+    return run_shell(command, dir_);
   }
 
   nlohmann::json fleet_document() {
