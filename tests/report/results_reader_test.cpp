@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "reader_test_util.hpp"
 #include "report/results_json.hpp"
 #include "report/sample_results.hpp"
 #include "report/schema_validation.hpp"
@@ -23,15 +24,11 @@ namespace pcieval {
 namespace {
 
 using ::testing::ContainsRegex;
+using testing::error_of;
 using ::testing::HasSubstr;
+using testing::rewrite;
 using ::testing::StartsWith;
 using Json = nlohmann::json;
-
-std::string rewrite(const std::string& text) {
-  const auto read = results_from_json(text, "results.json");
-  if (!read) return "read failed: " + read.error().message;
-  return results_to_json(read.value());
-}
 
 std::string example(const std::string& name) { return testing::read_text_file(testing::results_examples_dir() / name); }
 
@@ -57,12 +54,6 @@ std::vector<std::pair<std::string, std::string>> documents() {
       {"1.0.0", version_1_0_document()}};
   for (const std::string& name : example_names()) documents.emplace_back(name, example(name));
   return documents;
-}
-
-// The error of reading `document` (the sample unless given), or "read".
-std::string error_of(const Json& document) {
-  const auto read = results_from_json(document.dump(2), "results.json");
-  return read ? std::string("read") : read.error().message;
 }
 
 Json sample() { return Json::parse(results_to_json(testing::hgx_spr_results())); }
@@ -97,73 +88,6 @@ TEST(ResultsReaderTest, ProbedSampleRoundTripsToTheSameText) {
 // Schema 1.3: what diagnose reads from captured text (a journal of the
 // Ice Lake PLX A100 node and an H100 PCIe in a Gen4 Dell PowerEdge R750, as
 // in tests/fixtures/captures) survives write -> read -> write.
-Results captured_results() {
-  Results results = testing::hgx_spr_results_probed();
-  Evidence& evidence = results.evidence;
-  CapturedEvent limited;
-  limited.kind = CapturedEvent::Kind::kLinkLimited;
-  limited.device = *parse_pci_address("0000:4b:00.0");
-  limited.limiting_port = *parse_pci_address("0000:4a:01.0");
-  limited.limited_to = LinkState{PcieGen::kGen3, 16};
-  limited.capable = LinkState{PcieGen::kGen4, 16};
-  limited.source = "journal.txt";
-  limited.line = 12;
-  limited.text = "\"pci 0000:4b:00.0: 126.016 Gb/s available PCIe bandwidth, limited by ...\"";
-  CapturedEvent xid;
-  xid.kind = CapturedEvent::Kind::kFellOffBus;
-  xid.device = *parse_pci_address("0000:4c:00.0");
-  xid.source = "stdin";
-  xid.line = 40;
-  evidence.captured_events = {limited, xid};
-  evidence.stated_link = StatedLink{LinkState{PcieGen::kGen4, 16}, "--link gen4x16"};
-  evidence.capture_lines = {CaptureLine{*parse_pci_address("0000:4b:00.0"), std::nullopt, "lspci.txt", 61}};
-  for (DeviceRecord& device : evidence.devices) {
-    if (device.nvml) device.nvml->host_max_gen = 4;
-  }
-  return results;
-}
-
-TEST(ResultsReaderTest, CapturedEvidenceRoundTrips) {
-  const Results results = captured_results();
-  const std::string text = results_to_json(results);
-  EXPECT_THAT(testing::schema_errors(text), ::testing::IsEmpty());
-  EXPECT_EQ(rewrite(text), text);
-  const auto read = results_from_json(text, "results.json");
-  ASSERT_TRUE(read) << read.error().message;
-  const Evidence& evidence = read.value().evidence;
-  ASSERT_EQ(evidence.captured_events.size(), 2u);
-  EXPECT_EQ(evidence.captured_events[0].kind, CapturedEvent::Kind::kLinkLimited);
-  EXPECT_EQ(evidence.captured_events[0].limited_to, (LinkState{PcieGen::kGen3, 16}));
-  EXPECT_EQ(origin_of(evidence.captured_events[1]), "stdin:40");
-  EXPECT_FALSE(evidence.captured_events[1].limiting_port);
-  ASSERT_TRUE(evidence.stated_link);
-  EXPECT_EQ(evidence.stated_link->source, "--link gen4x16");
-  ASSERT_EQ(evidence.capture_lines.size(), 1u);
-  EXPECT_EQ(origin_of(evidence.capture_lines[0]), "lspci.txt:61");
-  const bool any_host_max = std::any_of(evidence.devices.begin(), evidence.devices.end(),
-                                        [](const DeviceRecord& d) { return d.nvml && d.nvml->host_max_gen == 4; });
-  EXPECT_TRUE(any_host_max);
-}
-
-TEST(ResultsReaderTest, CapturedEvidenceProblemsAreNamedByPointer) {
-  Json document = Json::parse(results_to_json(captured_results()));
-  Json bad_kind = document;
-  bad_kind["captured_events"][0]["kind"] = "rumour";
-  EXPECT_THAT(error_of(bad_kind), HasSubstr("/captured_events/0/kind"));
-  Json half_state = document;
-  half_state["stated_link"]["link"]["width"] = nullptr;
-  EXPECT_THAT(error_of(half_state), HasSubstr("/stated_link/link"));
-  Json both = document;
-  both["capture_lines"][0]["measurement"] = 0;
-  EXPECT_THAT(error_of(both), HasSubstr("/capture_lines/0"));
-  // A 1.3 document written before these fields still reads.
-  Json older = document;
-  older.erase("captured_events");
-  older.erase("stated_link");
-  older.erase("capture_lines");
-  EXPECT_EQ(error_of(older), "read");
-}
-
 TEST(ResultsReaderTest, ExamplesRoundTripAndKeepEveryValue) {
   ASSERT_GE(example_names().size(), 3u);
   for (const std::string& name : example_names()) {
@@ -373,84 +297,6 @@ TEST(ResultsReaderTest, Version11DocumentMustCarryTheNewFields) {
 
 // Schema 1.4: the probe's GPU faults, as the engine records a GPU of the
 // sample node that hung in h2d_ce and was refused by sweep_ce afterwards.
-Results hung_gpu_results() {
-  Results results = testing::hgx_spr_results_probed();
-  ProbeRun& h2d = results.evidence.probes[0];
-  h2d.gpu_faults.push_back(
-      {testing::bdf("0000:17:00.0"), "cudaMemcpyAsync h2d did not complete within 30 s on 0000:17:00.0", true});
-  ProbeRun& sweep = results.evidence.probes[1];
-  sweep.status = ProbeStatus::kFailed;
-  sweep.reason = "GPU 0000:17:00.0: CUDA device 0 is not used again in this run: ...; all GPUs h2d: stuck";
-  sweep.gpu_faults = {{testing::bdf("0000:17:00.0"), "CUDA device 0 is not used again in this run: ...", true}};
-  sweep.only_gpu_faults = false;
-  return results;
-}
-
-TEST(ResultsReaderTest, GpuFaultsRoundTrip) {
-  const Results want = hung_gpu_results();
-  const std::string text = results_to_json(want);
-  EXPECT_EQ(rewrite(text), text);
-  const auto read = results_from_json(text, "results.json");
-  ASSERT_TRUE(read) << read.error().message;
-  const std::vector<ProbeRun>& probes = read->evidence.probes;
-  ASSERT_EQ(probes[0].gpu_faults.size(), 2u);
-  EXPECT_EQ(to_string(probes[0].gpu_faults[1].gpu), "0000:17:00.0");
-  EXPECT_EQ(probes[0].gpu_faults[1].error, "cudaMemcpyAsync h2d did not complete within 30 s on 0000:17:00.0");
-  EXPECT_TRUE(probes[0].gpu_faults[1].retired);
-  EXPECT_FALSE(probes[0].gpu_faults[0].retired);
-  EXPECT_TRUE(probes[0].only_gpu_faults);
-  ASSERT_EQ(probes[1].gpu_faults.size(), 1u);
-  EXPECT_TRUE(probes[1].gpu_faults[0].retired);
-  EXPECT_FALSE(probes[1].only_gpu_faults);
-  EXPECT_TRUE(probes[2].gpu_faults.empty());
-  EXPECT_FALSE(probes[2].only_gpu_faults);
-}
-
-TEST(ResultsReaderTest, GpuFaultProblemsAreNamedByPointer) {
-  const auto with = [](const Json::json_pointer& where, const Json& value) {
-    Json document = Json::parse(results_to_json(hung_gpu_results()));
-    document[where] = value;
-    return error_of(document);
-  };
-  EXPECT_EQ(with("/probes/0/gpu_faults/1/gpu"_json_pointer, "gpu0"),
-            "results.json: /probes/0/gpu_faults/1/gpu: 'gpu0' is not a PCI address (domain:bus:device.function, such "
-            "as 0000:17:00.0)");
-  EXPECT_EQ(with("/probes/0/gpu_faults/1/retired"_json_pointer, "yes"),
-            "results.json: /probes/0/gpu_faults/1/retired: expected true or false");
-  EXPECT_EQ(with("/probes/0/gpu_faults/0/error"_json_pointer, ""),
-            "results.json: /probes/0/gpu_faults/0/error: expected the error, got an empty string");
-  EXPECT_EQ(with("/probes/0/gpu_faults"_json_pointer, Json::object()),
-            "results.json: /probes/0/gpu_faults: expected an array");
-  EXPECT_EQ(with("/probes/0/only_gpu_faults"_json_pointer, 1),
-            "results.json: /probes/0/only_gpu_faults: expected true or false");
-  // What no writer of pcieval produces: a verdict would rest on it.
-  EXPECT_EQ(with("/probes/1/status"_json_pointer, "ran"),
-            "results.json: /probes/1/gpu_faults: GPU faults on a probe whose status is ran, not failed");
-  EXPECT_EQ(with("/probes/0/gpu_faults"_json_pointer, Json::array()),
-            "results.json: /probes/0/only_gpu_faults: true, but gpu_faults is empty");
-}
-
-TEST(ResultsReaderTest, GpuFaultsAreReadFromVersion14On) {
-  Json document = Json::parse(results_to_json(hung_gpu_results()));
-  // A 1.3 document knew no GPU fault: such fields are ignored, its failed
-  // probes judged as a whole, as they were then.
-  document["schema_version"] = "1.3.0";
-  auto read = results_from_json(document.dump(), "results.json");
-  ASSERT_TRUE(read) << read.error().message;
-  EXPECT_TRUE(read->evidence.probes[0].gpu_faults.empty());
-  EXPECT_FALSE(read->evidence.probes[0].only_gpu_faults);
-  // A 1.4 document without them (written by other tools) reads as none.
-  document["schema_version"] = kResultsSchemaVersion;
-  for (Json& probe : document["probes"]) {
-    probe.erase("gpu_faults");
-    probe.erase("only_gpu_faults");
-  }
-  read = results_from_json(document.dump(), "results.json");
-  ASSERT_TRUE(read) << read.error().message;
-  EXPECT_TRUE(read->evidence.probes[0].gpu_faults.empty());
-  EXPECT_FALSE(read->evidence.probes[0].only_gpu_faults);
-}
-
 TEST(ResultsReaderTest, ProbeEvidenceProblemsAreNamedByPointer) {
   const auto with = [](const Json::json_pointer& where, const Json& value) {
     Json document = Json::parse(results_to_json(testing::hgx_spr_results_probed()));
