@@ -26,11 +26,8 @@
 namespace pcieval::app {
 namespace {
 
-using Clock = MpiClock;
-
 constexpr int kTagHeader = 7301;  // {exit code, body bytes}
 constexpr int kTagBody = 7302;    // host name, '\n', results document
-constexpr auto kPollInterval = kMpiPollInterval;
 
 // MPI_Init and MPI_Finalize around the fleet run. abandon() is for the one
 // case where MPI_Finalize would hang (a rank that never answered): the job
@@ -147,7 +144,7 @@ FleetNode node_of(const NodeSlot& slot, int node, double timeout_s, bool one_nod
 // Gathers every node's {exit code, document} on rank 0 until `deadline`.
 // Point to point rather than MPI_Gatherv: a collective cannot say which rank
 // is missing, nor be given up at a deadline.
-void collect(std::vector<NodeSlot>& slots, Clock::time_point deadline) {
+void collect(std::vector<NodeSlot>& slots, MpiClock::time_point deadline) {
   for (NodeSlot& slot : slots) {
     MPI_Irecv(slot.header.data(), 2, MPI_INT64_T, slot.world_rank, kTagHeader, MPI_COMM_WORLD, &slot.header_request);
   }
@@ -172,8 +169,8 @@ void collect(std::vector<NodeSlot>& slots, Clock::time_point deadline) {
       }
       all_done = all_done && slot.body_done;
     }
-    if (all_done || Clock::now() >= deadline) return;
-    std::this_thread::sleep_for(kPollInterval);
+    if (all_done || MpiClock::now() >= deadline) return;
+    std::this_thread::sleep_for(kMpiPollInterval);
   }
 }
 
@@ -307,9 +304,7 @@ int run_fleet_check(const CheckOptions& check, const FleetCheckOptions& fleet) {
     slots[i].world_rank = ranks[i + 1];
     slots[i].host = std::string(&names[(i + 1) * MPI_MAX_PROCESSOR_NAME]);
   }
-  const auto deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(fleet.timeout_s));
-  collect(slots, deadline);
+  collect(slots, deadline_after(fleet.timeout_s));
 
   NodeSlot own;
   own.world_rank = 0;

@@ -71,23 +71,22 @@ std::optional<NcclUniqueId> id_of(const std::string& hex) {
   return id;
 }
 
-Json offer_json(const FleetAllReduceHooks& hooks) {
-  auto gpus = hooks.local_gpus();
+// What this node offers, from the devices it found once (local_gpus).
+Json offer_json(const Result<std::vector<int>>& gpus) {
   if (!gpus) return Json{{"gpus", 0}, {"why_not", gpus.error().message}};
   return Json{{"gpus", gpus.value().size()}, {"why_not", ""}};
 }
 
 // This node's share: runs it and says how it went, as sent to node 0.
 Json run_share(MPI_Comm leaders, const Json& plan, const FleetAllReduceSettings& settings,
-               const FleetAllReduceHooks& hooks) {
-  auto gpus = hooks.local_gpus();
+               const Result<std::vector<int>>& gpus, const FleetAllReduceHooks& hooks) {
   const auto id = id_of(plan.value("id", std::string()));
   if (!gpus || !id) return Json{{"error", !gpus ? gpus.error().message : "the plan's NCCL unique id is malformed"}};
   AllReducePart part;
   part.id = *id;
   part.first_rank = plan.value("first_rank", 0);
   part.total_ranks = plan.value("total_ranks", 0);
-  part.ordinals = std::move(gpus).value();
+  part.ordinals = gpus.value();
   part.size_bytes = plan.value("size_bytes", std::uint64_t{0});
   part.warmup_trials = plan.value("warmup_trials", 1);
   part.trials = plan.value("trials", 5);
@@ -141,12 +140,14 @@ FleetAllReduceOutcome run_fleet_allreduce(MPI_Comm leaders, const std::vector<st
   MPI_Comm_rank(leaders, &node);
   MPI_Comm_size(leaders, &nodes);
   FleetAllReduceOutcome outcome;
+  // Asked once: the offer and the share use the same devices.
+  const Result<std::vector<int>> gpus = hooks.local_gpus();
 
   if (node != 0) {
-    send_text(leaders, 0, kTagOfferSize, kTagOffer, offer_json(hooks).dump());
+    send_text(leaders, 0, kTagOfferSize, kTagOffer, offer_json(gpus).dump());
     const Json plan = parse_or_null(receive_text(leaders, 0, kTagPlanSize, kTagPlan, std::nullopt));
     if (!plan.is_object() || !plan.value("go", false)) return outcome;
-    const Json share = run_share(leaders, plan, settings, hooks);
+    const Json share = run_share(leaders, plan, settings, gpus, hooks);
     outcome.abandoned = share.value("abandoned", false);
     send_text(leaders, 0, kTagResultSize, kTagResult, share.dump());
     return outcome;
@@ -164,7 +165,7 @@ FleetAllReduceOutcome run_fleet_allreduce(MPI_Comm leaders, const std::vector<st
   }
   // Offers: node 0's own, then every other node's.
   std::vector<AllReduceOffer> offers;
-  const Json own_offer = offer_json(hooks);
+  const Json own_offer = offer_json(gpus);
   offers.push_back({host(0), own_offer.value("gpus", 0), own_offer.value("why_not", std::string())});
   const auto offers_deadline = deadline_after(settings.timeout_s);
   for (int i = 1; i < nodes; ++i) {
@@ -187,8 +188,8 @@ FleetAllReduceOutcome run_fleet_allreduce(MPI_Comm leaders, const std::vector<st
       id = made.value();
     }
   }
-  int gpus = 0;
-  for (const AllReduceOffer& offer : offers) gpus += offer.gpus;
+  int fleet_gpus = 0;
+  for (const AllReduceOffer& offer : offers) fleet_gpus += offer.gpus;
   Json base{{"go", plan.go},
             {"total_ranks", plan.total_ranks},
             {"size_bytes", settings.size_bytes},
@@ -209,7 +210,7 @@ FleetAllReduceOutcome run_fleet_allreduce(MPI_Comm leaders, const std::vector<st
 
   Json own_plan = base;
   own_plan["first_rank"] = 0;
-  std::vector<Json> shares{run_share(leaders, own_plan, settings, hooks)};
+  std::vector<Json> shares{run_share(leaders, own_plan, settings, gpus, hooks)};
   const auto results_deadline = deadline_after(settings.timeout_s);
   for (int i = 1; i < nodes; ++i) {
     shares.push_back(parse_or_null(receive_text(leaders, i, kTagResultSize, kTagResult, results_deadline)));
@@ -240,7 +241,7 @@ FleetAllReduceOutcome run_fleet_allreduce(MPI_Comm leaders, const std::vector<st
     entry.status = FleetAllReduceStatus::kFailed;
     entry.reason = errors;
     entry.nodes = nodes;
-    entry.gpus = gpus;
+    entry.gpus = fleet_gpus;
     entry.size_bytes = settings.size_bytes;
     entry.notes = std::move(notes);
     // Nodes that failed may have left their peers at a barrier.
@@ -248,7 +249,7 @@ FleetAllReduceOutcome run_fleet_allreduce(MPI_Comm leaders, const std::vector<st
     outcome.entry = std::move(entry);
     return outcome;
   }
-  outcome.entry = measured_fleet_allreduce(nodes, gpus, settings.size_bytes, node_trial_s, std::move(notes));
+  outcome.entry = measured_fleet_allreduce(nodes, fleet_gpus, settings.size_bytes, node_trial_s, std::move(notes));
   return outcome;
 }
 
