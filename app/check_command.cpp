@@ -15,14 +15,8 @@
 #include "report/results_reader.hpp"
 #include "report/table.hpp"
 #include "topology/discover.hpp"
-#include "validate/bandwidth_rules.hpp"
-#include "validate/capture_rules.hpp"
-#include "validate/collective_rules.hpp"
-#include "validate/compare.hpp"
-#include "validate/error_rules.hpp"
+#include "validate/judge.hpp"
 #include "validate/link_rules.hpp"
-#include "validate/probe_rules.hpp"
-#include "validate/soak_rules.hpp"
 #include "validate/thresholds.hpp"
 
 namespace pcieval::app {
@@ -68,6 +62,9 @@ std::optional<ThresholdProfile> load_profile(const std::string& path) {
 }  // namespace
 
 int run_check(const CheckOptions& options) {
+  // From the first step to the last: a signal at any moment of a run (while
+  // discovering, measuring or judging) makes it interrupted, never a pass.
+  const StopOnSignal stop;
   JudgeOptions judge_options = options.judge;
   Results results;
   // A bad profile is found before a 30-minute soak, not after it.
@@ -96,7 +93,6 @@ int run_check(const CheckOptions& options) {
   } else if (!this_machine) {
     found.notes.push_back("probes not run: the PCI tree was read from --sysfs-root/--topology-xml, not this machine");
   } else {
-    const StopOnSignal stop;
     // Each complete round of a soak replaces -o FILE atomically, marked
     // unfinished: a crash or a power cut leaves the last round on disk.
     const bool flush = options.probes.soak() && judge_options.output_path && *judge_options.output_path != "-";
@@ -113,6 +109,7 @@ int run_check(const CheckOptions& options) {
     };
     measure(found, options.probes, &stop.flag(), after_round);
   }
+  if (const int signal = stop.flag().load(); signal != 0 && !found.interrupted) found.interrupted = signal_name(signal);
   if (!any_gpu) {
     found.notes.push_back("no NVIDIA GPU found: GPU probes skipped; judged the host's PCIe links only");
   } else if (found.link_samples.empty()) {
@@ -126,27 +123,10 @@ int run_check(const CheckOptions& options) {
 void judge(Results& results, const std::optional<int>& expected_gpus, const Evidence* baseline) {
   // Whatever produced the evidence, this pcieval wrote the judgement.
   results.tool = ToolInfo{"pcieval", PCIEVAL_VERSION};
-  const ThresholdProfile& profile = results.thresholds;
-  LinkRuleOptions rules;
-  rules.expected_gpus = expected_gpus;
-  results.verdicts = judge_links(results.evidence, rules);
-  for (Verdict& verdict : judge_bandwidth(results.evidence, profile)) results.verdicts.push_back(std::move(verdict));
-  for (Verdict& verdict : judge_collectives(results.evidence, profile)) results.verdicts.push_back(std::move(verdict));
-  for (Verdict& verdict : judge_error_counters(results.evidence, profile)) {
-    results.verdicts.push_back(std::move(verdict));
-  }
-  for (Verdict& verdict : judge_probes(results.evidence)) results.verdicts.push_back(std::move(verdict));
-  for (Verdict& verdict : judge_soak(results.evidence, profile)) results.verdicts.push_back(std::move(verdict));
-  // Captured text's evidence (diagnose; nothing for a live run).
-  cite_capture_lines(results.verdicts, results.evidence);
-  for (Verdict& verdict : judge_captured(results.evidence, profile)) results.verdicts.push_back(std::move(verdict));
-  if (baseline != nullptr) {
-    pcieval::CompareOptions against_baseline;
-    against_baseline.max_drop_fraction = profile.defaults.baseline_max_drop_fraction;
-    for (Verdict& verdict : judge_against_baseline(results.evidence, *baseline, against_baseline)) {
-      results.verdicts.push_back(std::move(verdict));
-    }
-  }
+  JudgeAllOptions options;
+  options.expected_gpus = expected_gpus;
+  options.baseline = baseline;
+  results.verdicts = judge_all(results.evidence, results.thresholds, options);
   results.overall = overall_of(results.verdicts);
   results.summary = summarize(results.verdicts, results.evidence);
 }
@@ -169,13 +149,19 @@ int judge_and_report(Results results, const JudgeOptions& options) {
     baseline.emplace(std::move(read).value());
   }
   judge(results, options.expected_gpus, baseline ? &baseline->evidence : nullptr);
+  // A check's signal that arrived while it judged (no handler is installed
+  // for validate or diagnose, so the flag stays 0 there).
+  if (const int signal = g_stop_signal.load(); signal != 0 && !results.evidence.interrupted) {
+    results.evidence.interrupted = signal_name(signal);
+    judge(results, options.expected_gpus, baseline ? &baseline->evidence : nullptr);
+  }
 
   // The link budget each per-GPU measurement is shown beside, in every output.
-  const std::vector<BandwidthBudget> budgets = path_budgets(results.evidence);
+  const std::vector<BandwidthBudget> budgets = path_budgets(results.evidence, results.thresholds);
   const bool json_to_stdout = options.output_path && *options.output_path == "-";
   if (!options.quiet && !json_to_stdout) {
     for (const auto& note : results.evidence.notes) std::cout << "note: " << note << "\n";
-    std::cout << render_check_table(results, budgets);
+    std::cout << render_check_table(results, budgets, shown_links(results.evidence, results.thresholds));
   }
   // Every requested output is attempted even when one fails, so a full disk
   // for the JSON does not also cost the metrics; any failure is exit 2.

@@ -17,7 +17,7 @@
 namespace pcieval::app {
 
 enum ExitCode : int {
-  kExitPass = 0,          // every verdict pass (or nothing to judge)
+  kExitPass = 0,          // every verdict pass, and at least one judged something
   kExitFail = 1,          // at least one failing verdict
   kExitUsage = 2,         // bad flag, unreadable or malformed input, output not written
   kExitInconclusive = 3,  // evidence not good enough to judge, and nothing failed
@@ -182,7 +182,11 @@ struct ReportOptions {
 // The budget each one-GPU measurement is shown beside: validate/'s budget, in
 // the measurement's direction, of the state the GPU's whole path should
 // train to. Group and host measurements have none.
-[[nodiscard]] std::vector<BandwidthBudget> path_budgets(const Evidence& evidence);
+[[nodiscard]] std::vector<BandwidthBudget> path_budgets(const Evidence& evidence, const ThresholdProfile& profile);
+// What validate/ holds each device's shown link to where that is not the lower
+// of both ends (an emulated port above it, no port above it in the evidence),
+// for the table's EXPECTED column.
+[[nodiscard]] std::vector<ShownLink> shown_links(const Evidence& evidence, const ThresholdProfile& profile);
 
 // "pcieval: error: <message>" on stderr, one line.
 void print_error(const std::string& message);

@@ -12,10 +12,11 @@
 #include "report/results_reader.hpp"
 #include "report/table.hpp"
 #include "validate/bandwidth_rules.hpp"
+#include "validate/expectation.hpp"
 
 namespace pcieval::app {
 
-std::vector<BandwidthBudget> path_budgets(const Evidence& evidence) {
+std::vector<BandwidthBudget> path_budgets(const Evidence& evidence, const ThresholdProfile& profile) {
   std::vector<BandwidthBudget> budgets;
   for (const Measurement& m : evidence.measurements) {
     if (m.gpus.size() != 1 || m.aggregation == Aggregation::kTotalOverWallTime) continue;
@@ -23,11 +24,31 @@ std::vector<BandwidthBudget> path_budgets(const Evidence& evidence) {
       return b.subject == m.subject && b.direction == m.direction;
     });
     if (already != budgets.end()) continue;
-    if (const auto budget = gpu_path_budget(evidence, m.gpus.front(), m.direction)) {
+    if (const auto budget = gpu_path_budget(evidence, m.gpus.front(), m.direction, expectation_options(profile))) {
       budgets.push_back(BandwidthBudget{m.subject, m.direction, to_string(budget->link), budget->budget_gbps});
     }
   }
   return budgets;
+}
+
+std::vector<ShownLink> shown_links(const Evidence& evidence, const ThresholdProfile& profile) {
+  const ExpectationOptions options = expectation_options(profile);
+  const auto text = [](const Reading<LinkState>& state) { return state ? to_string(state.value()) : std::string("?"); };
+  std::vector<ShownLink> shown;
+  for (const DeviceRecord& device : evidence.devices) {
+    std::optional<LinkExpectation> expectation;
+    if (device.path.empty()) {
+      expectation = expect_unplaced_link(device, evidence, options);
+    } else if (auto own = expect_link(device.path.front(), evidence, options);
+               own.basis != ExpectationBasis::kBothEnds) {
+      expectation = std::move(own);
+    }
+    if (expectation) {
+      shown.push_back(
+          ShownLink{to_string(device.function.bdf), text(expectation->expected), text(expectation->negotiated)});
+    }
+  }
+  return shown;
 }
 
 int run_report(const ReportOptions& options) {
@@ -40,10 +61,11 @@ int run_report(const ReportOptions& options) {
   // Verdicts, overall and summary are rendered as the document states them:
   // a reporter tells, `pcieval validate` judges. The budgets are not in the
   // document; they follow from its links by the one budget formula.
-  const std::vector<BandwidthBudget> budgets = path_budgets(results.evidence);
+  const std::vector<BandwidthBudget> budgets = path_budgets(results.evidence, results.thresholds);
 
   const bool any_file = options.html_path || options.prom_path || options.junit_path;
-  if (options.table || !any_file) std::cout << render_check_table(results, budgets);
+  if (options.table || !any_file)
+    std::cout << render_check_table(results, budgets, shown_links(results.evidence, results.thresholds));
 
   // Every requested output is attempted even when one fails; any failure is
   // exit 2. The document holds no run start or duration, so neither is

@@ -18,6 +18,10 @@ namespace pcieval {
 struct HostInfo {
   std::string hostname;
   std::string kernel;  // uname -r
+  // Schema 1.5. The CPU's `hypervisor` flag (/proc/cpuinfo): the node is a
+  // virtual machine, whose PCIe ports may be emulated or absent. nullopt
+  // when it was not read (captured text, older documents).
+  std::optional<bool> hypervisor;
 };
 
 // What hwloc says about one device: its NUMA node, the CPUs near it and the

@@ -1,6 +1,7 @@
 // A device's path to the root complex: the chain of physical links above it.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,9 @@ struct Link {
   LinkPosition position = LinkPosition::kDeviceLink;
   PortLinkReading downstream_end;
   PortLinkReading upstream_end;
+  // The upstream port's IDs where the evidence has them (sysfs, lspci -nn):
+  // an emulated port (a VM's) describes no physical link (validate/expectation.hpp).
+  std::optional<PciId> upstream_id;
 
   // The lower of both ends' capabilities: what the link should train to.
   [[nodiscard]] Reading<LinkState> expected() const;

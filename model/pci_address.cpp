@@ -2,6 +2,8 @@
 
 #include <charconv>
 #include <cstdio>
+#include <optional>
+#include <string>
 
 namespace pcieval {
 namespace {
@@ -62,6 +64,28 @@ std::string to_string(const PciAddress& address) {
   std::snprintf(buffer, sizeof buffer, "%04x:%02x:%02x.%x", address.domain, address.bus, address.device,
                 address.function);
   return buffer;
+}
+
+std::string to_string(const PciId& id) {
+  char buffer[16];
+  std::snprintf(buffer, sizeof buffer, "%04x:%04x", id.vendor, id.device);
+  return buffer;
+}
+
+Result<PciId> parse_pci_id(std::string_view text) {
+  const auto hex16 = [](std::string_view part) -> std::optional<std::uint16_t> {
+    std::uint16_t value = 0;
+    const auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), value, 16);
+    if (part.size() != 4 || ec != std::errc{} || ptr != part.data() + part.size()) return std::nullopt;
+    return value;
+  };
+  const auto colon = text.find(':');
+  if (colon != std::string_view::npos) {
+    const auto vendor = hex16(text.substr(0, colon));
+    const auto device = hex16(text.substr(colon + 1));
+    if (vendor && device) return PciId{*vendor, *device};
+  }
+  return make_error("'" + std::string(text.substr(0, 32)) + "' is not a PCI vendor:device ID such as 1b36:000c");
 }
 
 }  // namespace pcieval

@@ -28,4 +28,18 @@ struct PciAddress {
 // domains print all their digits.
 [[nodiscard]] std::string to_string(const PciAddress& address);
 
+// A function's vendor and device IDs: what tells an emulated port from a
+// physical one.
+struct PciId {
+  std::uint16_t vendor = 0;
+  std::uint16_t device = 0;
+
+  bool operator==(const PciId&) const = default;
+};
+
+// "1b36:000c".
+[[nodiscard]] std::string to_string(const PciId& id);
+// "1b36:000c", hex, case-insensitive; anything else is an error.
+[[nodiscard]] Result<PciId> parse_pci_id(std::string_view text);
+
 }  // namespace pcieval

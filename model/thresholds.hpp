@@ -62,6 +62,13 @@ struct ThresholdSet {
   int max_gpu_utilization_percent = 5;
   // --baseline: a median that fell by more than this fraction is low.
   double baseline_max_drop_fraction = 0.10;
+  // A GPU under an emulated port (QEMU's pcie-root-port, a guest with no
+  // port above the GPU) has no physical link above it in the evidence: the
+  // hypervisor hides the slot. Cloud GPU platforms wire their GPUs at full
+  // speed and width, so by default the GPU's own capability is what its link
+  // is held to (and its budget computed from), said in a note. false: such a
+  // link is inconclusive instead. Node-wide: read from `defaults` only.
+  bool assume_full_link_behind_virtual_port = true;
 };
 
 // Which GPUs an override applies to: every given field must match.

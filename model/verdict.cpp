@@ -77,6 +77,16 @@ std::string_view to_string(ReasonCode code) {
       return "link_dropped_during_soak";
     case ReasonCode::kGpuUnresponsive:
       return "gpu_unresponsive";
+    case ReasonCode::kLinkAtOwnCapability:
+      return "link_at_own_capability";
+    case ReasonCode::kNoLinkBudget:
+      return "no_link_budget";
+    case ReasonCode::kBandwidthAboveBudget:
+      return "bandwidth_above_budget";
+    case ReasonCode::kNoLinkToJudgeAgainst:
+      return "no_link_to_judge_against";
+    case ReasonCode::kNothingJudged:
+      return "nothing_judged";
   }
   return "";  // not a code: all_reason_codes stops here
 }
@@ -103,6 +113,7 @@ std::string_view to_string(Overall overall) {
 }
 
 Overall overall_of(const std::vector<Verdict>& verdicts) {
+  if (verdicts.empty()) return Overall::kInconclusive;
   const auto failing = [](const Verdict& v) { return is_failing(v.status); };
   if (std::any_of(verdicts.begin(), verdicts.end(), failing)) return Overall::kFail;
   const auto inconclusive = [](const Verdict& v) { return v.status == VerdictStatus::kInconclusive; };

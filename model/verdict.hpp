@@ -50,6 +50,13 @@ enum class ReasonCode {
   kBandwidthDipDuringSoak,          // "bandwidth_dip_during_soak": one round well below the soak's median
   kLinkDroppedDuringSoak,           // "link_dropped_during_soak": a round whose best loaded state was low
   kGpuUnresponsive,                 // "gpu_unresponsive": a copy on the GPU missed its deadline; it was retired
+  // Schema 1.5: what the evidence can prove (DESIGN.md "A verdict says exactly what its evidence proves").
+  kLinkAtOwnCapability,   // "link_at_own_capability" (a pass): the device runs at the most it can reach; the
+                          // hops above it were not in the evidence and were not judged
+  kNoLinkBudget,          // "no_link_budget": a measured GPU whose link budget the evidence cannot give
+  kBandwidthAboveBudget,  // "bandwidth_above_budget": more than the budget allows, so the budget is wrong
+  kNoLinkToJudgeAgainst,  // "no_link_to_judge_against": tool numbers with no link stated or captured
+  kNothingJudged,         // "nothing_judged": the evidence held nothing to judge (an empty tree, no links)
 };
 
 // The code's stable name; "" for a value that is not a code.
@@ -76,8 +83,8 @@ enum class Overall { kPass, kFail, kInconclusive };
 [[nodiscard]] std::string_view to_string(Overall overall);
 
 // The worst of the verdicts: any failing verdict fails, otherwise any
-// inconclusive one makes the node inconclusive. No verdicts at all is a pass
-// (there was nothing to judge and nothing expected).
+// inconclusive one makes the node inconclusive. No verdicts at all is
+// inconclusive: a pass needs judged evidence.
 [[nodiscard]] Overall overall_of(const std::vector<Verdict>& verdicts);
 
 }  // namespace pcieval

@@ -127,6 +127,7 @@ Json to_json(const ThresholdProfile& profile) {
   defaults["correctable_errors_per_gb"] = d.correctable_errors_per_gb;
   defaults["max_gpu_utilization_percent"] = d.max_gpu_utilization_percent;
   defaults["baseline_max_drop_fraction"] = d.baseline_max_drop_fraction;
+  defaults["assume_full_link_behind_virtual_port"] = d.assume_full_link_behind_virtual_port;
 
   Json overrides = Json::array();
   for (const ThresholdOverride& o : profile.overrides) {
@@ -165,7 +166,7 @@ ThresholdProfile read(DocumentReader& in, const Node& node, bool with_source) {
   if (const auto defaults = in.member_if_present(node, "defaults")) {
     only_keys(in, *defaults,
               {"floor_fraction", "warn_fraction", "min_trials", "max_cv", "per_probe", "correctable_errors_per_gb",
-               "max_gpu_utilization_percent", "baseline_max_drop_fraction"});
+               "max_gpu_utilization_percent", "baseline_max_drop_fraction", "assume_full_link_behind_virtual_port"});
     ThresholdSet& d = profile.defaults;
     d.bandwidth.floor_fraction = optional_number(in, *defaults, "floor_fraction").value_or(d.bandwidth.floor_fraction);
     d.bandwidth.warn_fraction = optional_number(in, *defaults, "warn_fraction").value_or(d.bandwidth.warn_fraction);
@@ -178,6 +179,9 @@ ThresholdProfile read(DocumentReader& in, const Node& node, bool with_source) {
         optional_int(in, *defaults, "max_gpu_utilization_percent", -1000, 1000).value_or(d.max_gpu_utilization_percent);
     d.baseline_max_drop_fraction =
         optional_number(in, *defaults, "baseline_max_drop_fraction").value_or(d.baseline_max_drop_fraction);
+    if (const auto assume = in.member_if_present(*defaults, "assume_full_link_behind_virtual_port")) {
+      d.assume_full_link_behind_virtual_port = in.boolean(*assume);
+    }
   }
   if (const auto overrides = in.member_if_present(node, "overrides")) {
     for (const Node& item : in.items(*overrides)) {

@@ -53,6 +53,7 @@ Json link_json(const Link& link) {
   Json out = Json::object();
   out["downstream"] = to_string(link.downstream);
   out["upstream"] = to_string(link.upstream);
+  if (link.upstream_id) out["upstream_id"] = to_string(*link.upstream_id);
   out["position"] = std::string(to_string(link.position));
   out["downstream_max"] = link_state_json(link.downstream_end.max_speed, link.downstream_end.max_width);
   out["upstream_max"] = link_state_json(link.upstream_end.max_speed, link.upstream_end.max_width);
@@ -343,6 +344,7 @@ Json host_json(const HostInfo& host) {
   Json out = Json::object();
   out["hostname"] = host.hostname;
   out["kernel"] = host.kernel;
+  if (host.hypervisor) out["hypervisor"] = *host.hypervisor;
   return out;
 }
 

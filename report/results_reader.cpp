@@ -275,6 +275,13 @@ DeviceRecord read_device(DocumentReader& in, const Node& node, int minor) {
     Link link;
     link.downstream = in.address(in.member(hop, "downstream"));
     link.upstream = in.address(in.member(hop, "upstream"));
+    if (const auto id = in.member_if_present(hop, "upstream_id")) {
+      if (auto parsed = parse_pci_id(in.text(*id))) {
+        link.upstream_id = parsed.value();
+      } else if (in.ok()) {
+        in.fail(*id, parsed.error().message);
+      }
+    }
     link.position = in.one_of(in.member(hop, "position"), kPositions);
     PortFields down{link.downstream, read_state(in, in.member(hop, "downstream_max")), {}};
     PortFields up{link.upstream, read_state(in, in.member(hop, "upstream_max")), {}};
@@ -559,6 +566,9 @@ Results read_document(DocumentReader& in, const Node& root) {
   const Node host = in.member(root, "host");
   evidence.host.hostname = in.text(in.member(host, "hostname"));
   evidence.host.kernel = in.text(in.member(host, "kernel"));
+  if (const auto hypervisor = in.member_if_present(host, "hypervisor")) {
+    evidence.host.hypervisor = in.boolean_or_null(*hypervisor);
+  }
   const Node sources = in.member(root, "sources");
   evidence.sysfs_root = in.text(in.member(sources, "sysfs_root"));
   evidence.topology = in.text_or_null(in.member(sources, "topology"));

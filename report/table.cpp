@@ -117,7 +117,7 @@ std::optional<std::string> busy_own_link_text(const Results& results, const Devi
          " (nvidia-smi, busy)";
 }
 
-Row device_row(const Results& results, const DeviceRecord& record) {
+Row device_row(const Results& results, const DeviceRecord& record, std::span<const ShownLink> shown_links) {
   const std::string bdf = to_string(record.function.bdf);
   const Verdict* verdict = verdict_for(results.verdicts, bdf);
 
@@ -134,6 +134,13 @@ Row device_row(const Results& results, const DeviceRecord& record) {
     shown = &record.path.front();
     expected = state_text(shown->expected());
     negotiated = state_text(shown->negotiated());
+  }
+  const std::string own_bdf = bdf;
+  if (const auto it = std::find_if(shown_links.begin(), shown_links.end(),
+                                   [&](const ShownLink& s) { return s.subject == own_bdf; });
+      it != shown_links.end()) {
+    expected = it->expected;
+    if (record.path.empty()) negotiated = it->negotiated;
   }
   // The GPU's own link (or, without a path, the only link known) read busy
   // replaces an idle reading that differs from it.
@@ -267,10 +274,13 @@ std::string probes_section(const std::vector<ProbeRun>& probes) {
 
 }  // namespace
 
-std::string render_check_table(const Results& results, std::span<const BandwidthBudget> budgets) {
+std::string render_check_table(const Results& results, std::span<const BandwidthBudget> budgets,
+                               std::span<const ShownLink> shown_links) {
   std::vector<Row> rows;
   rows.push_back(Row{"DEVICE", "KIND", "PATH", "EXPECTED", "NEGOTIATED", "VERDICT"});
-  for (const DeviceRecord& record : results.evidence.devices) rows.push_back(device_row(results, record));
+  for (const DeviceRecord& record : results.evidence.devices) {
+    rows.push_back(device_row(results, record, shown_links));
+  }
 
   std::string out = aligned(rows);
   if (results.evidence.devices.empty()) out += "(no PCIe devices found)\n";

@@ -19,6 +19,16 @@ struct BandwidthBudget {
   double budget_gbps = 0;
 };
 
+// What the validator holds a device's shown link to where that is not the
+// lower of both ends' capabilities (an emulated port above it, or no port
+// above it in the evidence): the EXPECTED column shows it, and NEGOTIATED the
+// device's own state when the row has no path to show.
+struct ShownLink {
+  std::string subject;  // the device's address
+  std::string expected;
+  std::string negotiated;
+};
+
 // One row per device of the evidence (DEVICE, KIND, PATH, EXPECTED,
 // NEGOTIATED, VERDICT). When the evidence holds the measurement engine's part,
 // then:
@@ -37,6 +47,7 @@ struct BandwidthBudget {
 // notes, and the summary line. Evidence without probes or measurements gives
 // the device table, verdicts, notes and summary alone. Plain ASCII, columns as
 // wide as their content, no trailing spaces, every line ending in a newline.
-[[nodiscard]] std::string render_check_table(const Results& results, std::span<const BandwidthBudget> budgets = {});
+[[nodiscard]] std::string render_check_table(const Results& results, std::span<const BandwidthBudget> budgets = {},
+                                             std::span<const ShownLink> shown_links = {});
 
 }  // namespace pcieval

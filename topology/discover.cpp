@@ -3,6 +3,8 @@
 #include <sys/utsname.h>
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -60,6 +62,34 @@ HostInfo read_host_info() {
   return host;
 }
 
+std::optional<bool> cpuinfo_hypervisor_flag(std::string_view cpuinfo) {
+  bool any_flags_line = false;
+  while (!cpuinfo.empty()) {
+    const auto end = cpuinfo.find('\n');
+    std::string_view line = cpuinfo.substr(0, end);
+    cpuinfo.remove_prefix(end == std::string_view::npos ? cpuinfo.size() : end + 1);
+    // "flags\t\t: fpu vme ... hypervisor lahf_lm ..."; one line per CPU.
+    if (!line.starts_with("flags")) continue;
+    const auto colon = line.find(':');
+    if (colon == std::string_view::npos ||
+        line.substr(5, colon - 5).find_first_not_of(" \t") != std::string_view::npos) {
+      continue;
+    }
+    any_flags_line = true;
+    std::string_view flags = line.substr(colon + 1);
+    while (!flags.empty()) {
+      const auto start = flags.find_first_not_of(" \t");
+      if (start == std::string_view::npos) break;
+      flags.remove_prefix(start);
+      const auto stop = flags.find_first_of(" \t");
+      if (flags.substr(0, stop) == "hypervisor") return true;
+      flags.remove_prefix(stop == std::string_view::npos ? flags.size() : stop);
+    }
+  }
+  if (!any_flags_line) return std::nullopt;
+  return false;
+}
+
 Result<Evidence> discover(const DiscoveryOptions& options) {
   SysfsNotes sysfs_notes;
   auto read = read_pci_functions(options.sysfs_root, &sysfs_notes);
@@ -68,6 +98,16 @@ Result<Evidence> discover(const DiscoveryOptions& options) {
 
   Evidence evidence;
   evidence.host = read_host_info();
+  {
+    fs::path root = options.sysfs_root.lexically_normal();
+    if (!root.has_filename()) root = root.parent_path();  // "/sys/"
+    std::ifstream cpuinfo(root.parent_path() / "proc" / "cpuinfo");
+    if (cpuinfo) {
+      std::ostringstream text;
+      text << cpuinfo.rdbuf();
+      evidence.host.hypervisor = cpuinfo_hypervisor_flag(text.str());
+    }
+  }
   evidence.sysfs_root = options.sysfs_root.string();
   evidence.gpus_under_load = false;
   evidence.notes = std::move(sysfs_notes.general);

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <string_view>
 
 #include "model/evidence.hpp"
 #include "model/result.hpp"
@@ -20,6 +21,12 @@ struct DiscoveryOptions {
 // Host name and kernel release (uname). Fields that cannot be read are empty.
 [[nodiscard]] HostInfo read_host_info();
 
+// Whether /proc/cpuinfo text shows the x86 `hypervisor` flag (set by every
+// hypervisor that follows the CPUID leaf 1 ECX bit 31 convention: KVM, Xen
+// HVM, Hyper-V, VMware). nullopt when the text has no `flags` line (another
+// architecture, or not cpuinfo at all): unknown, not "bare metal".
+[[nodiscard]] std::optional<bool> cpuinfo_hypervisor_flag(std::string_view cpuinfo);
+
 // Reads every PCI function, infers port roles and builds one DeviceRecord per
 // non-bridge function (ordered by address) with its path and locality.
 //
@@ -28,6 +35,9 @@ struct DiscoveryOptions {
 // error: it becomes a note and `topology` stays nullopt. A sysfs root other
 // than /sys without an XML is read without hwloc, since the live machine's
 // topology would not describe it; a note says so.
+//
+// host.hypervisor is read from proc/cpuinfo beside the sysfs root
+// (/proc/cpuinfo for /sys; a fixture's NAME/proc/cpuinfo for NAME/sys).
 //
 // Device notes record where hwloc and sysfs disagree: a different bridge chain
 // above the device, or a different NUMA node.

@@ -67,8 +67,10 @@ PciPath build_path(const std::vector<PciFunction>& functions, const PciAddress& 
     if (!current->parent) break;
     const PciFunction* port = find_function(functions, *current->parent);
     if (port == nullptr) break;
-    path.push_back(Link{current->bdf, port->bdf, path.empty() ? LinkPosition::kDeviceLink : LinkPosition::kUplink,
-                        link_reading_of(*current), link_reading_of(*port)});
+    path.push_back(
+        Link{current->bdf, port->bdf, path.empty() ? LinkPosition::kDeviceLink : LinkPosition::kUplink,
+             link_reading_of(*current), link_reading_of(*port),
+             port->vendor_id != 0 ? std::optional<PciId>(PciId{port->vendor_id, port->device_id}) : std::nullopt});
     if (port->role == PortRole::kRootPort) break;
     if (port->role == PortRole::kDownstreamPort) {
       // Downstream port to its own upstream port is inside the switch: the

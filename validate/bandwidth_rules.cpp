@@ -12,10 +12,6 @@
 namespace pcieval {
 namespace {
 
-// The budget model leaves DLLP and SKP overhead uncharged (budget.hpp), so a
-// real link can sit a little above or below it; 3 % covers the rounding.
-constexpr double kOverBudgetSlack = 1.03;
-
 std::string gbps_text(double gbps) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.1f GB/s", gbps);
@@ -84,6 +80,7 @@ std::optional<PciPath> path_above(const PciPath& path, const PciAddress& port) {
 // group_ce: the total of GPUs sharing a switch uplink, against the lower of
 // the uplink's budget and the sum of the GPUs' own budgets.
 std::optional<Verdict> judge_group(const Evidence& evidence, const Measurement& m, const ThresholdProfile& profile) {
+  const ExpectationOptions expectation = expectation_options(profile);
   const std::string prefix = "port ";
   if (m.subject.rfind(prefix, 0) != 0) return std::nullopt;
   auto port = parse_pci_address(m.subject.substr(prefix.size()));
@@ -91,7 +88,7 @@ std::optional<Verdict> judge_group(const Evidence& evidence, const Measurement& 
   std::optional<PciPath> uplink_path;
   double gpus_gbps = 0;
   for (const PciAddress& gpu : m.gpus) {
-    const auto own = gpu_path_budget(evidence, gpu, m.direction);
+    const auto own = gpu_path_budget(evidence, gpu, m.direction, expectation);
     if (!own) return std::nullopt;
     // A busy GPU's own verdict already says the run proves nothing for it.
     if (busy_before_run(*own->device, thresholds_for(profile, own->device))) return std::nullopt;
@@ -147,14 +144,15 @@ bool is_link_budget_measurement(const Measurement& m) {
          m.host_memory == HostMemory::kPinned && m.gpus.size() == 1 && m.direction != Direction::kHostToHost;
 }
 
-std::optional<PathBudget> gpu_path_budget(const Evidence& evidence, const PciAddress& gpu, Direction direction) {
+Result<PathBudget> gpu_path_budget(const Evidence& evidence, const PciAddress& gpu, Direction direction,
+                                   const ExpectationOptions& options) {
   const DeviceRecord* device = find_device(evidence, gpu);
-  if (device == nullptr) return std::nullopt;
-  const auto expected = path_expected_state(device->path);
-  if (!expected) return std::nullopt;
-  const auto budget = budget_of(expected.value(), direction);
-  if (!budget) return std::nullopt;
-  return PathBudget{device, expected.value(), budget.value()};
+  if (device == nullptr) return make_error(to_string(gpu) + " is not among the devices of the evidence");
+  const auto expected = expect_path(*device, evidence, options);
+  if (!expected) return expected.error();
+  const auto budget = budget_of(expected->state, direction);
+  if (!budget) return budget.error();
+  return PathBudget{device, expected->state, budget.value(), expected->note};
 }
 
 double fit_floor_fraction(const BandwidthThresholds& thresholds) {
@@ -176,7 +174,7 @@ std::vector<LinkState> links_that_fit(double measured_gbps, Direction direction,
       const LinkState state{gen, width};
       auto budget = budget_of(state, direction);
       if (!budget) continue;
-      if (measured_gbps >= floor_fraction * budget.value() && measured_gbps <= kOverBudgetSlack * budget.value()) {
+      if (measured_gbps >= floor_fraction * budget.value() && measured_gbps <= kAboveBudgetSlack * budget.value()) {
         fits.push_back({state, budget.value()});
       }
     }
@@ -190,7 +188,10 @@ std::vector<LinkState> links_that_fit(double measured_gbps, Direction direction,
 
 std::vector<Verdict> judge_bandwidth(const Evidence& evidence, const ThresholdProfile& profile) {
   std::vector<Verdict> verdicts;
-  const std::vector<Verdict> link_verdicts = judge_links(evidence, {});
+  const ExpectationOptions expectation = expectation_options(profile);
+  LinkRuleOptions link_options;
+  link_options.expectation = expectation;
+  const std::vector<Verdict> link_verdicts = judge_links(evidence, link_options);
   std::vector<PciAddress> busy_reported;
   for (const Measurement& m : evidence.measurements) {
     if (m.probe == "group_ce" && m.aggregation == Aggregation::kTotalOverWallTime) {
@@ -198,8 +199,22 @@ std::vector<Verdict> judge_bandwidth(const Evidence& evidence, const ThresholdPr
       continue;
     }
     if (!is_link_budget_measurement(m)) continue;
-    const auto path_budget = gpu_path_budget(evidence, m.gpus.front(), m.direction);
-    if (!path_budget) continue;
+    const auto path_budget = gpu_path_budget(evidence, m.gpus.front(), m.direction, expectation);
+    if (!path_budget) {
+      // A number with nothing to hold it against proves nothing: never a
+      // silent pass.
+      Verdict verdict;
+      verdict.subject = to_string(m.gpus.front());
+      verdict.status = VerdictStatus::kInconclusive;
+      verdict.code = ReasonCode::kNoLinkBudget;
+      verdict.reason = m.probe + " " + gbps_text(m.stats.median_gbps) +
+                       " was measured, but there is no link budget to hold it against: " + path_budget.error().message;
+      verdict.remediation =
+          "Run `pcieval check` on the node itself as root, so that every port above the GPU is read from sysfs; in a "
+          "container, mount the host's /sys.";
+      verdicts.push_back(std::move(verdict));
+      continue;
+    }
     const DeviceRecord* device = path_budget->device;
     const LinkState expected = path_budget->link;
     const double budget_gbps = path_budget->budget_gbps;
@@ -230,7 +245,8 @@ std::vector<Verdict> judge_bandwidth(const Evidence& evidence, const ThresholdPr
     const double fraction = median / budget_gbps;
     const std::string measured =
         m.probe + " " + gbps_text(median) + " (median of " + std::to_string(m.trials_gbps.size()) + " trials)";
-    const std::string against = "the " + to_string(expected) + " budget " + gbps_text(budget_gbps);
+    const std::string against = "the " + to_string(expected) + " budget " + gbps_text(budget_gbps) +
+                                (path_budget->note.empty() ? "" : " (" + path_budget->note + ")");
 
     if (static_cast<int>(m.trials_gbps.size()) < options.min_trials || m.stats.cv > options.max_cv) {
       verdict.status = VerdictStatus::kInconclusive;
@@ -246,6 +262,21 @@ std::vector<Verdict> judge_bandwidth(const Evidence& evidence, const ThresholdPr
       verdicts.push_back(std::move(verdict));
       continue;
     }
+    if (median > kAboveBudgetSlack * budget_gbps) {
+      verdict.status = VerdictStatus::kInconclusive;
+      verdict.code = ReasonCode::kBandwidthAboveBudget;
+      verdict.reason = measured + " is " + percent_text(fraction) + " of " + against +
+                       ": the link is faster than the evidence says, so no verdict can rest on that budget (the port "
+                       "above is probably virtual or misreported)";
+      const auto fits = links_that_fit(median, m.direction, LinkState{PcieGen::kGen6, 16}, fit_floor_fraction(options));
+      if (!fits.empty()) verdict.reason += "; the rate fits " + join_states(fits);
+      verdict.remediation = "Read the GPU's link while it copies (`nvidia-smi -q` GPU Link Info, `lspci -vv -s " +
+                            verdict.subject +
+                            "` LnkCap and LnkSta) and the port above it; in a virtual machine, ask the provider "
+                            "which link the GPU has.";
+      verdicts.push_back(std::move(verdict));
+      continue;
+    }
     if (fraction >= options.floor_fraction) {
       verdict.reason = measured;
       verdict.reason += " is " + percent_text(fraction) + " of " + against;
@@ -256,7 +287,7 @@ std::vector<Verdict> judge_bandwidth(const Evidence& evidence, const ThresholdPr
 
     verdict.status = VerdictStatus::kBandwidthLow;
     verdict.code = ReasonCode::kBandwidthBelowBudget;
-    verdict.link = LinkRef{device->path.front().downstream, device->path.front().upstream};
+    if (!device->path.empty()) verdict.link = LinkRef{device->path.front().downstream, device->path.front().upstream};
     verdict.reason = measured;
     verdict.reason += " is " + percent_text(fraction) + " of " + against;
     verdict.reason += ", below the " + percent_text(options.floor_fraction) + " floor";
@@ -302,7 +333,8 @@ std::vector<Verdict> judge_bandwidth(const Evidence& evidence, const ThresholdPr
     for (const auto& cause : causes) cause_text += (cause_text.empty() ? "" : "; ") + cause;
     verdict.reason += ". Likely cause: " + cause_text;
     verdict.remediation =
-        "Compare with `lspci -vv -s " + to_string(device->path.front().upstream) +
+        "Compare with `lspci -vv -s " +
+        (device->path.empty() ? verdict.subject : to_string(device->path.front().upstream)) +
         "` LnkSta read during a copy and the AER counters; check the BIOS PCIe speed and ASPM settings; reseat " +
         verdict.subject + " and its riser or cable; keep host buffers on the GPU's NUMA node (numactl, hwloc).";
     verdicts.push_back(std::move(verdict));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "model/evidence.hpp"
@@ -10,6 +11,7 @@
 #include "model/measurement.hpp"
 #include "model/thresholds.hpp"
 #include "model/verdict.hpp"
+#include "validate/expectation.hpp"
 
 namespace pcieval {
 
@@ -34,8 +36,12 @@ namespace pcieval {
 // port): judged the same way against the lower of the shared uplink's budget
 // and the sum of the GPUs' own budgets. GPUs directly under a root port share
 // no PCIe link and are not judged.
-// A measurement whose GPU or path budget is unknown gets no verdict: the link
-// verdict of that GPU is already inconclusive.
+// - no_link_budget (inconclusive): the evidence gives no budget for the
+//   GPU's path (no link of it, a state unknown, the port above not in the
+//   evidence); the reason says why. Every measured GPU gets a verdict;
+// - bandwidth_above_budget (inconclusive): the median above the budget by
+//   more than kAboveBudgetSlack: the budget is wrong (the port above is
+//   emulated or misreported), so no verdict can rest on it.
 [[nodiscard]] std::vector<Verdict> judge_bandwidth(const Evidence& evidence, const ThresholdProfile& profile);
 
 // The measurements a link budget is for: h2d_ce and d2h_ce of one GPU alone,
@@ -43,16 +49,18 @@ namespace pcieval {
 [[nodiscard]] bool is_link_budget_measurement(const Measurement& m);
 
 // What a GPU's copies in one direction are held to: the budget of the state
-// its whole path should train to (path_expected_state), reads for h2d and
-// posted writes for d2h. nullopt when the GPU is not in the evidence or a
-// link of its path is unknown.
+// its whole path should carry (validate/expectation.hpp, expect_path), reads
+// for h2d and posted writes for d2h. An error saying why when the evidence
+// cannot give it (the GPU not in the evidence, a link unknown, the port above
+// not in the evidence).
 struct PathBudget {
   const DeviceRecord* device = nullptr;
   LinkState link;
   double budget_gbps = 0;
+  std::string note;  // the assumption the budget rests on (an emulated port above); empty when none
 };
-[[nodiscard]] std::optional<PathBudget> gpu_path_budget(const Evidence& evidence, const PciAddress& gpu,
-                                                        Direction direction);
+[[nodiscard]] Result<PathBudget> gpu_path_budget(const Evidence& evidence, const PciAddress& gpu, Direction direction,
+                                                 const ExpectationOptions& options = {});
 
 // The floor links_that_fit uses under `thresholds`: which link explains a
 // rate is physics, not policy, so a site's stricter floor (0.95 for burn-in)

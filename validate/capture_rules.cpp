@@ -135,6 +135,7 @@ bool is_link_code(ReasonCode code) {
     case ReasonCode::kLinkStateUnknown:
     case ReasonCode::kLinkAboveCapability:
     case ReasonCode::kLinkPathUnknown:
+    case ReasonCode::kLinkAtOwnCapability:
       return true;
     default:
       return false;
@@ -157,22 +158,6 @@ std::string cited_lines(const Verdict& verdict, const Evidence& evidence) {
   std::string text;
   for (const auto& origin : cited) text += (text.empty() ? "" : ", ") + origin;
   return text.empty() ? text : " (" + text + ")";
-}
-
-bool has_capture_line(const Evidence& evidence, const PciAddress& address) {
-  return std::any_of(evidence.capture_lines.begin(), evidence.capture_lines.end(),
-                     [&](const CaptureLine& line) { return line.device && *line.device == address; });
-}
-
-// The generation a GPU's link should train to by nvidia-smi's reading: its
-// Max, which NVML caps at what the system allows; capped again by Host Max
-// where the capture has it (a Gen5 GPU in a Gen4 host trains to Gen4, PCIE-FACTS
-// 6), and the lower of Device Max and Host Max where Max itself is missing.
-std::optional<int> expected_nvml_gen(const NvmlGpuLink& nvml) {
-  std::optional<int> gen = nvml.max_gen;
-  if (!gen && nvml.gpu_max_gen && nvml.host_max_gen) gen = nvml.gpu_max_gen;
-  if (gen && nvml.host_max_gen) gen = std::min(*gen, *nvml.host_max_gen);
-  return gen;
 }
 
 }  // namespace
@@ -237,53 +222,6 @@ std::vector<Verdict> judge_captured_events(const Evidence& evidence, const std::
   return verdicts;
 }
 
-std::vector<Verdict> judge_nvml_only_gpus(const Evidence& evidence) {
-  std::vector<Verdict> verdicts;
-  for (const DeviceRecord& device : evidence.devices) {
-    if (device.function.kind != DeviceKind::kGpu || !device.path.empty() || !device.nvml) continue;
-    const NvmlGpuLink& nvml = *device.nvml;
-    const std::optional<int> max_gen = expected_nvml_gen(nvml);
-    if (!nvml.current_gen || !max_gen || !nvml.current_width || !nvml.max_width) continue;
-    const bool slow = *nvml.current_gen < *max_gen;
-    const bool narrow = *nvml.current_width < *nvml.max_width;
-    if (!slow && !narrow) continue;
-    Verdict verdict;
-    verdict.subject = to_string(device.function.bdf);
-    const std::string state = "Gen" + std::to_string(*nvml.current_gen) + " x" + std::to_string(*nvml.current_width);
-    const bool host_capped = nvml.host_max_gen && *max_gen == *nvml.host_max_gen && nvml.gpu_max_gen &&
-                             *nvml.host_max_gen < *nvml.gpu_max_gen;
-    const std::string max =
-        "Gen" + std::to_string(*max_gen) + " x" + std::to_string(*nvml.max_width) +
-        (host_capped ? " (the host's max; the GPU can do Gen" + std::to_string(*nvml.gpu_max_gen) + ")"
-                     : std::string());
-    // A GPU in a deep power state reads narrower too, not only slower: idle
-    // L4, A10G and RTX 3060 captures read x8 of x16 at P8 (PCIE-FACTS 6.1).
-    const bool idle =
-        !nvml.under_load && nvml.pstate && *nvml.pstate >= 8 && nvml.utilization_gpu_percent.value_or(0) == 0;
-    verdict.reason = "nvidia-smi reads the link of " + verdict.subject + " at " + state + ", max " + max +
-                     (nvml.under_load ? " while the GPU was busy"
-                      : idle          ? " while the GPU was idle (P" + std::to_string(*nvml.pstate) + ")"
-                                      : " while the GPU was not busy");
-    if ((slow && !narrow && !nvml.under_load) || idle) {
-      verdict.status = VerdictStatus::kInconclusive;
-      verdict.code = ReasonCode::kGpuLinkSpeedIdle;
-      verdict.reason += idle ? "; idle GPUs lower their link speed and width" : "; idle GPUs lower their link speed";
-      verdict.remediation =
-          "Capture `nvidia-smi -q` while a GPU workload runs: a link that stays low under load is a downgrade.";
-    } else {
-      verdict.status = VerdictStatus::kLinkDowngraded;
-      verdict.code = slow && narrow ? ReasonCode::kLinkSpeedAndWidthBelowExpected
-                     : narrow       ? ReasonCode::kLinkWidthBelowExpected
-                                    : ReasonCode::kLinkSpeedBelowExpected;
-      verdict.remediation = "Reseat " + verdict.subject +
-                            " and check its riser and the slot's BIOS PCIe setting; capture `sudo lspci -vv` of the "
-                            "whole machine to see which port above it trained low.";
-    }
-    verdicts.push_back(std::move(verdict));
-  }
-  return verdicts;
-}
-
 std::string correctable_summary(const std::vector<CapturedEvent>& events) {
   std::map<PciAddress, Tally> tallies;
   for (const CapturedEvent& event : events) {
@@ -311,14 +249,6 @@ std::vector<Verdict> judge_captured(const Evidence& evidence, const ThresholdPro
     verdicts.push_back(std::move(verdict));
   }
   for (Verdict& verdict : judge_nccl_tests_bandwidth(evidence, profile, tools).verdicts) {
-    verdicts.push_back(std::move(verdict));
-  }
-  for (Verdict& verdict : judge_nvml_only_gpus(evidence)) {
-    // A live run's GPU without a path is judge_links' to report; a GPU that
-    // only an nvidia-smi capture names is judged from what it says.
-    const auto subject = parse_pci_address(verdict.subject);
-    if (!subject || !has_capture_line(evidence, subject.value())) continue;
-    verdict.reason += cited_lines(verdict, evidence);
     verdicts.push_back(std::move(verdict));
   }
   for (Verdict& verdict : judge_captured_events(evidence, evidence.captured_events)) {

@@ -38,17 +38,6 @@ namespace pcieval {
 [[nodiscard]] std::vector<Verdict> judge_captured_events(const Evidence& evidence,
                                                          const std::vector<CapturedEvent>& events);
 
-// GPUs that only nvidia-smi describes (no path: lspci gives paths), judged
-// from NVML's max and current link, where Max already is the lower of the GPU
-// and the port above (PCIE-FACTS 6), and is capped again by the capture's
-// Host Max (NvmlGpuLink::host_max_gen; with no Max, the lower of Device Max
-// and Host Max): a Gen5 GPU in a Gen4 host at Gen4 is at its expected state. captured under load (nvml.under_load) a
-// lower speed or width is link_downgraded; captured idle (P8 or deeper, 0 %)
-// either is inconclusive (gpu_link_speed_idle: idle GPUs read narrower too);
-// otherwise a lower width is judged as read and a lower speed inconclusive. A GPU
-// at its max gets no verdict here; judge_links still calls its path unknown.
-[[nodiscard]] std::vector<Verdict> judge_nvml_only_gpus(const Evidence& evidence);
-
 // "0000:c1:00.0 x12 (first dmesg.txt:40)" per device with correctable
 // errors, joined by "; "; empty when there are none.
 [[nodiscard]] std::string correctable_summary(const std::vector<CapturedEvent>& events);
@@ -56,9 +45,9 @@ namespace pcieval {
 // Every verdict captured evidence adds to the rules of a live run, in this
 // order: the tool numbers (judge_tool_bandwidth against evidence.stated_link
 // or the captured path, then judge_nccl_tests_bandwidth against the stated
-// link, each citing its line), the GPUs only nvidia-smi
-// describes (judge_nvml_only_gpus, for GPUs with a capture line only, citing
-// it), then the kernel events (judge_captured_events). Empty for the evidence
+// link, each citing its line), then the kernel events (judge_captured_events).
+// GPUs only nvidia-smi describes are judge_links' (held to nvidia-smi's Max,
+// validate/expectation.hpp), like any device without a port above it. Empty for the evidence
 // of a live run, which has no capture lines, events or tool numbers.
 [[nodiscard]] std::vector<Verdict> judge_captured(const Evidence& evidence, const ThresholdProfile& profile);
 

@@ -114,10 +114,19 @@ std::vector<Verdict> judge_collectives(const Evidence& evidence, const Threshold
 
   std::optional<PathBudget> narrowest;
   for (const PciAddress& gpu : m->gpus) {
-    const auto budget = gpu_path_budget(evidence, gpu, Direction::kAllReduce);
-    if (!budget) return {};
+    const auto budget = gpu_path_budget(evidence, gpu, Direction::kAllReduce, expectation_options(profile));
+    if (!budget) {
+      Verdict verdict;
+      verdict.subject = m->subject;
+      verdict.status = VerdictStatus::kInconclusive;
+      verdict.code = ReasonCode::kNoLinkBudget;
+      verdict.reason = m->probe + " bus bandwidth " + gbps_text(m->stats.median_gbps) +
+                       " was measured, but the slowest GPU link that bounds it is unknown: " + budget.error().message;
+      verdict.remediation = "Run `pcieval check` on the node itself as root, so that every GPU's path is read.";
+      return {verdict};
+    }
     if (busy_before_run(*budget->device, thresholds_for(profile, budget->device))) return {};
-    if (!narrowest || budget->budget_gbps < narrowest->budget_gbps) narrowest = budget;
+    if (!narrowest || budget->budget_gbps < narrowest->budget_gbps) narrowest = budget.value();
   }
   if (!narrowest) return {};
   const BandwidthThresholds options = host_path_thresholds(thresholds_for(profile, narrowest->device));

@@ -5,6 +5,7 @@
 
 #include "model/pci_address.hpp"
 #include "validate/budget.hpp"
+#include "validate/expectation.hpp"
 
 namespace pcieval {
 namespace {
@@ -29,41 +30,55 @@ double raw_gbps(const LinkState& state) {
   return budget ? budget->raw_gbps : 0.0;
 }
 
-Finding judge_link(const Link& link, bool device_is_gpu, bool gpus_under_load) {
+// `what` names the link; `expectation` says what it should run at and what
+// that rests on. `idle_gpu_link`: a GPU's own link read with no load applied.
+Finding judge_state(const std::string& what, const LinkExpectation& expectation, bool idle_gpu_link) {
   Finding finding;
-  finding.link = &link;
-  const auto expected = link.expected();
-  const auto negotiated = link.negotiated();
-  if (!expected || !negotiated) {
+  const std::string note = expectation.note.empty() ? std::string() : " (" + expectation.note + ")";
+  if (!expectation.expected || !expectation.negotiated) {
     finding.kind = FindingKind::kUnknown;
     finding.code = ReasonCode::kLinkStateUnknown;
-    finding.text = "link " + describe(link) +
-                   " cannot be judged: " + (!expected ? expected.error().message : negotiated.error().message);
+    finding.text =
+        what + " cannot be judged: " +
+        (!expectation.expected ? expectation.expected.error().message : expectation.negotiated.error().message) + note;
     return finding;
   }
-  const LinkState& want = expected.value();
-  const LinkState& got = negotiated.value();
+  const LinkState& want = expectation.expected.value();
+  const LinkState& got = expectation.negotiated.value();
   const std::string states = "runs " + to_string(got) + ", expected " + to_string(want);
   if (got.gen > want.gen || got.width > want.width) {
     finding.kind = FindingKind::kAboveCapability;
     finding.code = ReasonCode::kLinkAboveCapability;
-    finding.text =
-        "link " + describe(link) + " " + states + ": above what both ends can do, so the readings are unreliable";
+    finding.text = what + " " + states + ": above what both ends can do, so the readings are unreliable" + note;
     return finding;
   }
   const bool slow = got.gen < want.gen;
   const bool narrow = got.width < want.width;
   if (!slow && !narrow) {
-    finding.text = "link " + describe(link) + " at " + to_string(got);
+    // A device judged without the port above it passes its own link only.
+    const bool own_only = expectation.basis == ExpectationBasis::kOwnCapability ||
+                          expectation.basis == ExpectationBasis::kNvmlMax ||
+                          expectation.basis == ExpectationBasis::kGuestNoPort;
+    finding.code = own_only ? ReasonCode::kLinkAtOwnCapability : ReasonCode::kLinkAtExpectedState;
+    finding.text = what + " at " + to_string(got) + note;
     return finding;
   }
   finding.negotiated_raw_gbps = raw_gbps(got);
-  const bool idle_gpu_link = device_is_gpu && link.position == LinkPosition::kDeviceLink && !gpus_under_load;
   if (slow && !narrow && idle_gpu_link) {
     finding.kind = FindingKind::kIdle;
     finding.code = ReasonCode::kGpuLinkSpeedIdle;
-    finding.text = "link " + describe(link) + " " + states +
-                   " with no load applied; idle GPUs lower their link speed; run the load probes";
+    finding.text =
+        what + " " + states + " with no load applied; idle GPUs lower their link speed; run the load probes" + note;
+    return finding;
+  }
+  if (!expectation.conclusive) {
+    // Below the most the device can do, but what is above it (a slot that
+    // allows no more, or a downgrade) is not in the evidence.
+    finding.kind = FindingKind::kUnknown;
+    finding.code = ReasonCode::kLinkPathUnknown;
+    finding.text = what + " runs " + to_string(got) + ", below the " + to_string(want) +
+                   " it can reach on its own, but " + expectation.note +
+                   ": a downgrade, or a port above that allows no more";
     return finding;
   }
   finding.kind = FindingKind::kDowngraded;
@@ -74,10 +89,18 @@ Finding judge_link(const Link& link, bool device_is_gpu, bool gpus_under_load) {
   } else {
     finding.code = ReasonCode::kLinkSpeedBelowExpected;
   }
-  finding.text = "link " + describe(link) + " " + states;
+  finding.text = what + " " + states;
   if (slow && narrow && idle_gpu_link) {
     finding.text += " (the width loss is a fault; the speed may be idle power saving)";
   }
+  finding.text += note;
+  return finding;
+}
+
+Finding judge_link(const Link& link, const LinkExpectation& expectation, bool device_is_gpu, bool gpus_under_load) {
+  const bool idle_gpu_link = device_is_gpu && link.position == LinkPosition::kDeviceLink && !gpus_under_load;
+  Finding finding = judge_state("link " + describe(link), expectation, idle_gpu_link);
+  finding.link = &link;
   return finding;
 }
 
@@ -130,6 +153,11 @@ std::string remediation_for(ReasonCode code, const Link* link) {
     case ReasonCode::kBandwidthDipDuringSoak:
     case ReasonCode::kLinkDroppedDuringSoak:
     case ReasonCode::kGpuUnresponsive:  // judged in probe_rules.cpp
+    case ReasonCode::kLinkAtOwnCapability:
+    case ReasonCode::kNoLinkBudget:  // judged in bandwidth_rules.cpp
+    case ReasonCode::kBandwidthAboveBudget:
+    case ReasonCode::kNoLinkToJudgeAgainst:  // judged in stated_link_rules.cpp
+    case ReasonCode::kNothingJudged:         // judged in judge.cpp
       return "";
     case ReasonCode::kGpusMissing:
       return "Compare `nvidia-smi -L` and `lspci -d 10de:` with the node's inventory; a GPU that fell off the bus "
@@ -145,52 +173,111 @@ bool has_function_zero_sibling(const PciAddress& bdf, const Evidence& evidence) 
                      [&](const DeviceRecord& d) { return d.function.bdf == zero; });
 }
 
-// A device that reports a working link of its own but no port above it: its
-// path is not in the evidence (a capture of one device, a tree cut short).
-// Root-complex integrated endpoints on live hosts read "Unknown"/x0 and so
-// never get here; they have no link to judge.
+// A device with a link of its own but no port above it in the evidence (a
+// capture of one device, an nvidia-smi capture, a guest without ports).
+// Root-complex integrated endpoints on live hosts read "Unknown"/x0 and carry
+// no NVML reading, so they never get here; they have no link to judge.
 bool has_unplaced_link(const DeviceRecord& device) {
-  return device.path.empty() && device.function.link && device.function.link->negotiated().ok();
+  if (!device.path.empty()) return false;
+  if (device.function.link && device.function.link->negotiated().ok()) return true;
+  return device.nvml &&
+         ((device.nvml->current_gen && device.nvml->current_width) || (device.nvml->max_gen && device.nvml->max_width));
 }
 
-Verdict unplaced_verdict(const DeviceRecord& device) {
+// A GPU with no link reading at all: its block was cut short, elided or never
+// captured. Not a pass: the one device the run is about was not judged.
+bool is_unread_gpu(const DeviceRecord& device) {
+  return device.function.kind == DeviceKind::kGpu && !device.function.is_virtual_function && device.path.empty() &&
+         !has_unplaced_link(device);
+}
+
+Verdict unread_gpu_verdict(const DeviceRecord& device) {
   Verdict verdict;
   verdict.subject = to_string(device.function.bdf);
   verdict.status = VerdictStatus::kInconclusive;
-  verdict.code = ReasonCode::kLinkPathUnknown;
-  const auto& link = *device.function.link;
-  const auto capable = link.capable();
-  verdict.reason = verdict.subject + " reports a link at " + to_string(link.negotiated().value()) +
-                   (capable ? " (capable " + to_string(capable.value()) + ")" : std::string()) +
-                   ", but the port above it is not in the evidence, so what the link should run at is unknown";
-  Link own;
-  own.downstream = device.function.bdf;
-  verdict.remediation = remediation_for(ReasonCode::kLinkPathUnknown, &own);
+  verdict.code = ReasonCode::kLinkStateUnknown;
+  const auto& link = device.function.link;
+  verdict.reason = verdict.subject + " is a GPU whose link registers are not in the evidence" +
+                   (link ? " (" + link->negotiated().error().message + ")"
+                         : std::string(" (no LnkCap/LnkSta or sysfs link files were read)")) +
+                   ", so its link was not judged";
+  verdict.remediation =
+      "Capture the GPU's whole block, as root so that the capabilities are shown: `sudo lspci -vv -s " +
+      verdict.subject + "` (LnkCap and LnkSta lines), or `nvidia-smi -q` during a GPU workload.";
   return verdict;
 }
 
-Verdict verdict_for(const DeviceRecord& device, bool gpus_under_load, const std::vector<LinkSample>& samples) {
-  if (has_unplaced_link(device)) return unplaced_verdict(device);
+Verdict unplaced_verdict(const DeviceRecord& device, const Evidence& evidence, const ExpectationOptions& options) {
+  const LinkExpectation expectation = expect_unplaced_link(device, evidence, options).value();
+  const bool is_gpu = device.function.kind == DeviceKind::kGpu;
+  const bool loaded = best_state_under_load(evidence.link_samples, device.function.bdf).has_value() ||
+                      (device.nvml && device.nvml->under_load);
+  Verdict verdict;
+  verdict.subject = to_string(device.function.bdf);
+  const Finding finding =
+      judge_state(verdict.subject + "'s own link", expectation, is_gpu && !loaded && !evidence.gpus_under_load);
+  verdict.reason = finding.text + (loaded ? " (read under load)" : "");
+  Link own;
+  own.downstream = device.function.bdf;
+  switch (finding.kind) {
+    case FindingKind::kOk:
+      verdict.status = VerdictStatus::kPass;
+      verdict.code = finding.code;
+      verdict.reason += expectation.basis == ExpectationBasis::kGuestNoPort
+                            ? ""
+                            : "; the ports above it are not in the evidence and were not judged";
+      return verdict;
+    case FindingKind::kDowngraded:
+      verdict.status = VerdictStatus::kLinkDowngraded;
+      verdict.code = finding.code;
+      verdict.remediation = remediation_for(finding.code, &own) +
+                            " To see which port above it trained low, capture `sudo lspci -vv` of the whole machine.";
+      return verdict;
+    case FindingKind::kUnknown:
+    case FindingKind::kIdle:
+    case FindingKind::kAboveCapability:
+      break;
+  }
+  verdict.status = VerdictStatus::kInconclusive;
+  verdict.code = finding.code;
+  verdict.remediation = finding.code == ReasonCode::kLinkPathUnknown
+                            ? "Capture the port above it too: `sudo lspci -vv` of the whole machine, or `lspci -vv -s` "
+                              "of the parent that `readlink /sys/bus/pci/devices/" +
+                                  verdict.subject +
+                                  "` names; its LnkCap says whether the slot allows more, its LnkSta whether the link "
+                                  "trained low."
+                            : remediation_for(finding.code, &own);
+  return verdict;
+}
+
+Verdict verdict_for(const DeviceRecord& device, const Evidence& evidence, const ExpectationOptions& options) {
+  if (has_unplaced_link(device)) return unplaced_verdict(device, evidence, options);
+  if (is_unread_gpu(device)) return unread_gpu_verdict(device);
+  const bool gpus_under_load = evidence.gpus_under_load;
   const bool is_gpu = device.function.kind == DeviceKind::kGpu;
   std::vector<Finding> findings;
   findings.reserve(device.path.size());
   // A GPU's own link is judged from the state it reached under load when the
   // engine sampled it: that is the reading an idle downshift cannot spoil.
-  std::optional<Link> loaded_link;
-  if (is_gpu && !device.path.empty()) {
-    if (auto state = best_state_under_load(samples, device.path.front().downstream)) {
-      loaded_link = device.path.front();
-      loaded_link->downstream_end.current_speed = state->gen;
-      loaded_link->downstream_end.current_width = state->width;
-    }
-  }
+  std::optional<LinkState> loaded_state;
+  if (is_gpu) loaded_state = best_state_under_load(evidence.link_samples, device.path.front().downstream);
+  std::string not_judged;
   for (const Link& link : device.path) {
-    if (loaded_link && &link == &device.path.front()) {
-      findings.push_back(judge_link(*loaded_link, is_gpu, true));
-      findings.back().link = &link;
+    LinkExpectation expectation = expect_link(link, evidence, options);
+    const bool own_link = &link == &device.path.front();
+    if (loaded_state && own_link) {
+      expectation.negotiated = *loaded_state;
+      findings.push_back(judge_link(link, expectation, is_gpu, true));
       findings.back().text += " (read under load)";
     } else {
-      findings.push_back(judge_link(link, is_gpu, gpus_under_load));
+      findings.push_back(judge_link(link, expectation, is_gpu, gpus_under_load));
+    }
+    if (expectation.basis == ExpectationBasis::kVirtualPort) {
+      // Everything above the first emulated port is emulated too.
+      if (&link != &device.path.back()) {
+        not_judged = "; the links above " + to_string(link.upstream) + " join emulated ports and were not judged";
+      }
+      break;
     }
   }
 
@@ -221,6 +308,14 @@ Verdict verdict_for(const DeviceRecord& device, bool gpus_under_load, const std:
     verdict.link = LinkRef{worst->link->downstream, worst->link->upstream};
     verdict.reason = join(downgraded);
     verdict.remediation = remediation_for(worst->code, worst->link);
+    if (ends_at_virtual_port(*worst->link, evidence)) {
+      // The port named above is emulated: nothing to read or retrain on it.
+      verdict.remediation =
+          "The port above is emulated by the hypervisor, so the physical slot is not visible from this guest: on "
+          "your own hypervisor, run `pcieval check` on the host to read the GPU's physical link and reseat or "
+          "retrain it there; on a cloud instance, report " +
+          to_string(worst->link->downstream) + " and this reason to the provider and move to another host.";
+    }
     return verdict;
   }
   std::vector<const Finding*> doubtful = of_kind(FindingKind::kUnknown);
@@ -241,7 +336,7 @@ Verdict verdict_for(const DeviceRecord& device, bool gpus_under_load, const std:
   verdict.code = ReasonCode::kLinkAtExpectedState;
   std::string hops;
   for (const Finding& f : findings) hops += (hops.empty() ? "" : "; ") + f.text;
-  verdict.reason = "every link up to the root port runs at its expected state: " + hops;
+  verdict.reason = "every link up to the root port runs at its expected state: " + hops + not_judged;
   return verdict;
 }
 
@@ -263,15 +358,15 @@ std::optional<LinkState> best_state_under_load(const std::vector<LinkSample>& sa
 
 bool is_judged(const DeviceRecord& device, const Evidence& evidence) {
   const PciFunction& function = device.function;
-  if ((device.path.empty() && !has_unplaced_link(device)) || function.is_virtual_function) return false;
+  if (function.is_virtual_function) return false;
+  if (device.path.empty() && !has_unplaced_link(device) && !is_unread_gpu(device)) return false;
   return function.bdf.function == 0 || !has_function_zero_sibling(function.bdf, evidence);
 }
 
 std::vector<Verdict> judge_links(const Evidence& evidence, const LinkRuleOptions& options) {
   std::vector<Verdict> verdicts;
   for (const DeviceRecord& device : evidence.devices) {
-    if (is_judged(device, evidence))
-      verdicts.push_back(verdict_for(device, evidence.gpus_under_load, evidence.link_samples));
+    if (is_judged(device, evidence)) verdicts.push_back(verdict_for(device, evidence, options.expectation));
   }
   if (options.expected_gpus) {
     std::vector<std::string> found;
@@ -301,8 +396,8 @@ std::vector<Verdict> judge_links(const Evidence& evidence, const LinkRuleOptions
 
 std::string summarize(const std::vector<Verdict>& verdicts, const Evidence& evidence) {
   if (verdicts.empty()) {
-    return "pcieval pass: no PCIe links to judge (" + std::to_string(evidence.devices.size()) +
-           " devices, none behind a PCIe port with link attributes)";
+    return "pcieval inconclusive: nothing was judged (" + std::to_string(evidence.devices.size()) +
+           " devices, none with a link or a measurement to judge)";
   }
   const Overall overall = overall_of(verdicts);
   const auto pick = [&]() -> const Verdict* {
@@ -313,10 +408,44 @@ std::string summarize(const std::vector<Verdict>& verdicts, const Evidence& evid
   };
   std::string line = "pcieval " + std::string(to_string(overall)) + ": ";
   if (overall == Overall::kPass) {
-    // A device can hold several verdicts (its links, its bandwidth): count it once.
-    std::set<std::string> subjects;
-    for (const Verdict& v : verdicts) subjects.insert(v.subject);
-    return line + std::to_string(subjects.size()) + " devices at expected link state";
+    // Say what was judged, each subject once per kind of judgement.
+    std::set<std::string> full_path;
+    std::set<std::string> own_link;
+    std::set<std::string> bandwidth;
+    std::set<std::string> other;
+    for (const Verdict& v : verdicts) {
+      switch (v.code) {
+        case ReasonCode::kLinkAtExpectedState:
+          full_path.insert(v.subject);
+          break;
+        case ReasonCode::kLinkAtOwnCapability:
+          own_link.insert(v.subject);
+          break;
+        case ReasonCode::kBandwidthAtBudget:
+        case ReasonCode::kBandwidthInWarningBand:
+          bandwidth.insert(v.subject);
+          break;
+        default:
+          other.insert(v.subject + " " + std::string(to_string(v.code)));
+      }
+    }
+    std::vector<std::string> parts;
+    const auto count = [](std::size_t n, const char* one, const char* many) {
+      return std::to_string(n) + " " + (n == 1 ? one : many);
+    };
+    if (!full_path.empty()) {
+      parts.push_back(count(full_path.size(), "device", "devices") + " at expected link state");
+    }
+    if (!own_link.empty()) {
+      parts.push_back(count(own_link.size(), "device", "devices") +
+                      " at their own link capability (ports above not in the evidence)");
+    }
+    if (!bandwidth.empty()) {
+      parts.push_back("copy bandwidth of " + count(bandwidth.size(), "GPU", "GPUs") + " within budget");
+    }
+    if (!other.empty()) parts.push_back(count(other.size(), "other check", "other checks") + " passed");
+    for (std::size_t i = 0; i < parts.size(); ++i) line += (i == 0 ? "" : ", ") + parts[i];
+    return line;
   }
   const Verdict* first = pick();
   const auto same_outcome = std::count_if(verdicts.begin(), verdicts.end(), [&](const Verdict& v) {

@@ -8,33 +8,47 @@
 
 #include "model/evidence.hpp"
 #include "model/verdict.hpp"
+#include "validate/expectation.hpp"
 
 namespace pcieval {
 
 struct LinkRuleOptions {
   // `missing` when fewer GPUs than this are found; nullopt: no expectation.
   std::optional<int> expected_gpus;
+  // What an emulated port above a device lets the rules assume.
+  ExpectationOptions expectation;
 };
 
 // One verdict per judged device, in device order, then node-wide verdicts.
-// Judged: endpoints with a PCIe path (or a link whose path is missing), not SR-IOV virtual functions, and only
-// function 0 of a multi-function device (its other functions report the same
-// physical link, so judging them would repeat the verdict).
+// Judged: endpoints with a PCIe path or a link of their own (lspci LnkSta,
+// sysfs, NVML), and GPUs whose link could not be read at all; not SR-IOV
+// virtual functions, and only function 0 of a multi-function device (its
+// other functions report the same physical link, so judging them would
+// repeat the verdict).
 //
-// Rules, per link of the path, from the device upward:
-// - expected = lower of both ends' capabilities; a link is downgraded when its
-//   negotiated speed or width is below that;
+// Each link's expectation comes from validate/expectation.hpp:
+// - with both ends known, the lower of both ends' capabilities; a link is
+//   downgraded when its negotiated speed or width is below that;
+// - under an emulated port (QEMU's pcie-root-port, ...), the device's own
+//   capability, stated in the reason (the profile can turn this off: then
+//   inconclusive); the links above the first emulated port are not judged;
 // - an NVIDIA GPU's own link read at lower speed while the GPU was not under
 //   load is inconclusive, never a downgrade: idle GPUs lower their link speed
 //   on purpose. Width, and every link above a switch upstream port, is judged
-//   as read;
+//   as read: width does not drop to save power;
 // - when link samples taken under load exist for a GPU's own port, that link
 //   is judged from the best state seen under load (highest speed, widest
 //   width: the link retrains up when busy, so any loaded reading at full
 //   state proves it can), and the idle rule above no longer applies to it;
-// - an unknown reading makes the device inconclusive, never a pass;
-// - a device that reports a working link but has no port above it in the
-//   evidence (a partial capture) is inconclusive: its path is unknown.
+// - an unknown reading makes the device inconclusive, never a pass; a GPU
+//   with no link reading at all is inconclusive (link_state_unknown);
+// - a device with a link but no port above it in the evidence is held to its
+//   own ceiling: NVML/nvidia-smi Max (which folds in the port above), else its
+//   own capability. At that ceiling it passes (link_at_own_capability: the
+//   hops above were not judged); below an NVML Max, or below its own
+//   capability in a guest with no ports, the rules above apply; below its own
+//   capability with the port above unknown it is inconclusive
+//   (link_path_unknown), naming both states and the capture that settles it.
 [[nodiscard]] std::vector<Verdict> judge_links(const Evidence& evidence, const LinkRuleOptions& options);
 
 // The highest speed and widest width `port` was read at while under load,

@@ -52,19 +52,24 @@ struct ToolJudgement {
 // One verdict per judged tool number: host<->device, copy engine, pinned, one
 // GPU alone (nvbandwidth host_to_device_memcpy_ce / device_to_host_memcpy_ce,
 // bandwidthTest PINNED tables), the largest copy of each GPU, probe and
-// direction, at least kMinJudgedCopyBytes. The budget is the stated link's
-// when given, else gpu_path_budget of the GPU when its address and captured
-// path are known; otherwise the number is not judged and a note says so.
+// direction, at least kMinJudgedCopyBytes, in every run the output holds (a
+// file with a run per NUMA placement judges each). The budget is the stated
+// link's when given, else gpu_path_budget of the GPU when its address and
+// captured path are known.
 // The floor and the warning line are the profile's for that GPU and probe
 // (bandwidth_thresholds_for), the verdicts those of a live run:
 // - bandwidth_at_budget (pass): at or above warn x budget; the reason names
 //   the links the number fits (links_that_fit);
 // - bandwidth_in_warning_band (pass): between the floor and warn;
 // - bandwidth_below_budget (bandwidth_low): under floor x budget; the reason
-//   names the links it fits instead;
-// - link_state_unknown (inconclusive): more than the link can carry (3 %
-//   over its budget): the copies did not cross the link as stated or
-//   captured, so nothing about that link can be said; it names what fits.
+//   names the links it fits instead, and, when another run of the same copy
+//   in the same output reached the floor, says the run's conditions (host
+//   buffer placement, load) are the cause, not the link;
+// - bandwidth_above_budget (inconclusive): more than kAboveBudgetSlack over
+//   the budget: the copies did not cross the link as stated or captured, so
+//   nothing about that link can be said; it names what fits;
+// - no_link_to_judge_against (inconclusive), one per GPU: no link stated and
+//   none captured for it: the number proves nothing either way.
 // The tool already aggregated its samples (one number per test), so there is
 // no trial count or spread rule. SM-kernel copies (below the copy engine by
 // design), bidirectional and all-GPU tests, pageable memory and sums over
@@ -85,8 +90,9 @@ struct ToolJudgement {
 // stated link's all-reduce budget (the lower of its read and write budgets);
 // thresholds: those of the live allreduce_nccl_host (host_path_thresholds). Verdicts as
 // judge_tool_bandwidth's (bandwidth_at_budget, bandwidth_in_warning_band,
-// bandwidth_below_budget, link_state_unknown above the budget). Notes say why
-// a capture's numbers were not judged.
+// bandwidth_below_budget, bandwidth_above_budget); without --link each
+// subject is no_link_to_judge_against. Notes say why a capture's numbers
+// were not judged.
 [[nodiscard]] ToolJudgement judge_nccl_tests_bandwidth(const Evidence& evidence, const ThresholdProfile& profile,
                                                        const ToolJudgeOptions& options);
 

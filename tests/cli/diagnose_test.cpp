@@ -94,10 +94,12 @@ TEST_F(DiagnoseTest, OldPciutilsSwitchUplinkAtGen3FailsEveryDeviceBelowIt) {
 
 TEST_F(DiagnoseTest, APartialCaptureIsInconclusiveNotAPass) {
   const auto [exit_code, document] = diagnose({kEscGpu41});
-  EXPECT_EQ(exit_code, 3) << "fail closed: the GPU's path is not in the capture";
+  EXPECT_EQ(exit_code, 3) << "fail closed: the GPU idles below its own LnkCap and its port is not in the capture";
   ASSERT_EQ(document["verdicts"].size(), 1U);
   EXPECT_EQ(document["verdicts"][0]["status"], "inconclusive");
-  EXPECT_EQ(document["verdicts"][0]["code"], "link_path_unknown");
+  EXPECT_EQ(document["verdicts"][0]["code"], "gpu_link_speed_idle");
+  EXPECT_THAT(document["verdicts"][0]["reason"].get<std::string>(),
+              HasSubstr("the port above it is not in the evidence"));
   ASSERT_EQ(document["devices"].size(), 1U);
   EXPECT_THAT(document["devices"][0]["notes"], Contains("capture has no bridge for bus 41; its path is unknown"));
   EXPECT_THAT(document["notes"].dump(), HasSubstr("1 device has a PCIe link but no port above it in the capture"));
@@ -280,8 +282,10 @@ TEST_F(DiagnoseTest, NvidiaSmiAloneHasNoPathButJudgesTheGpusOwnLink) {
   const auto [exit_code, document] = diagnose({kSmiIdleXml});
   EXPECT_EQ(exit_code, 3);
   const auto verdicts = verdicts_of(document);
-  EXPECT_THAT(verdicts, Contains("0000:c1:00.0 inconclusive link_path_unknown"));
+  // One verdict per GPU, held to nvidia-smi's Max (which folds in the port
+  // above): idle at Gen1 is an idle downshift, not a path question.
   EXPECT_THAT(verdicts, Contains("0000:c1:00.0 inconclusive gpu_link_speed_idle"));
+  EXPECT_EQ(std::count(verdicts.begin(), verdicts.end(), "0000:c1:00.0 inconclusive gpu_link_speed_idle"), 1);
   const auto [busy_exit, busy] = diagnose({kSmiBusy});
   EXPECT_EQ(busy_exit, 1);
   EXPECT_THAT(verdicts_of(busy), Contains("0000:c1:00.0 link_downgraded link_speed_below_expected"));
@@ -359,8 +363,9 @@ TEST_F(DiagnoseTest, BrokenNvidiaSmiAndKernelLogAreExit2WithOneLine) {
     write(file, text);
     const CliRun run = run_pcieval("diagnose -q " + shell_quote(file));
     if (name == "binary-dmesg.txt") {
-      // A kernel log with no PCIe event is read, judged, and passes.
-      EXPECT_EQ(run.exit_code, 0) << run.err;
+      // A kernel log with no PCIe event is read, but proves nothing about a
+      // link: nothing is judged, so it is inconclusive, never a pass.
+      EXPECT_EQ(run.exit_code, 3) << run.err;
       continue;
     }
     EXPECT_EQ(run.exit_code, 2) << name << ": " << run.err;
@@ -449,7 +454,9 @@ TEST_F(DiagnoseTest, HostMaxCapsTheLinkOfAGen5GpuInAGen4Host) {
   EXPECT_THAT(verdicts, ::testing::Not(Contains(HasSubstr("0000:17:00.0 link_downgraded"))));
   const json* ca = verdict_for(document, "0000:ca:00.0", "link_speed_below_expected");
   ASSERT_NE(ca, nullptr);
-  EXPECT_THAT((*ca)["reason"].get<std::string>(), HasSubstr("max Gen4 x16 (the host's max; the GPU can do Gen5)"));
+  EXPECT_THAT(
+      (*ca)["reason"].get<std::string>(),
+      HasSubstr("expected Gen4 x16 (nvidia-smi Max capped by the host's Gen4 (Host Max; the GPU can do Gen5))"));
   EXPECT_THAT((*ca)["reason"].get<std::string>(),
               HasSubstr(r750 + ":" + std::to_string(line_in(r750, "Current                   : 3"))));
   for (const json& device : document["devices"]) {
@@ -496,10 +503,12 @@ TEST_F(DiagnoseTest, NcclAllReduceIsMeasuredAndJudgedOnlyWithLinkAndP2pDisabled)
   };
 
   const auto [plain_exit, plain] = diagnose({host});
-  EXPECT_EQ(plain_exit, 0);
+  EXPECT_EQ(plain_exit, 3) << "read but not judged is never a pass";
   EXPECT_EQ(count_probe(plain, "nccltests_all_reduce_host"), 14);
-  EXPECT_TRUE(subject_verdicts(plain, "8 GPUs").empty());
-  EXPECT_THAT(notes_text(plain), HasSubstr("no link was stated"));
+  const auto unstated = subject_verdicts(plain, "8 GPUs");
+  ASSERT_EQ(unstated.size(), 1u);
+  EXPECT_EQ(unstated[0]["code"], "no_link_to_judge_against");
+  EXPECT_THAT(unstated[0]["reason"].get<std::string>(), HasSubstr("no link was stated"));
 
   const auto [stated_exit, stated] = diagnose({host}, "--link gen5x16");
   const auto judged = subject_verdicts(stated, "8 GPUs");
@@ -511,7 +520,7 @@ TEST_F(DiagnoseTest, NcclAllReduceIsMeasuredAndJudgedOnlyWithLinkAndP2pDisabled)
   EXPECT_EQ(stated_exit, judged[0]["status"] == "bandwidth_low" ? 1 : judged[0]["status"] == "pass" ? 0 : 3);
 
   const auto [nvlink_exit, nvlinked] = diagnose({nvlink}, "--link gen5x16");
-  EXPECT_EQ(nvlink_exit, 0);
+  EXPECT_EQ(nvlink_exit, 3) << "nothing in it can be held against a PCIe link";
   EXPECT_EQ(count_probe(nvlinked, "nccltests_all_reduce"), 6);
   EXPECT_TRUE(subject_verdicts(nvlinked, "2 GPUs").empty());
   EXPECT_THAT(notes_text(nvlinked), HasSubstr("does not show peer-to-peer disabled"));

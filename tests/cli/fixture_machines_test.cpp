@@ -107,7 +107,7 @@ TEST(CheckOutput, JsonToStdoutWithDash) {
   EXPECT_THAT(run.out, HasSubstr("no NVIDIA GPU found: GPU probes skipped"));
 }
 
-TEST(CheckNothingToJudge, SaysSoAndPasses) {
+TEST(CheckNothingToJudge, SaysSoAndIsInconclusive) {
   // A VM with only virtio devices: no function exposes PCIe link attributes.
   const auto root = std::filesystem::temp_directory_path() / "pcieval-cli-virtio-vm";
   std::filesystem::remove_all(root);
@@ -121,8 +121,10 @@ TEST(CheckNothingToJudge, SaysSoAndPasses) {
                                             root / "bus" / "pci" / "devices" / "0000:00:03.0");
   const auto run = run_pcieval("check --sysfs-root " + shell_quote(root));
   std::filesystem::remove_all(root);
-  EXPECT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_THAT(run.out, HasSubstr("no PCIe links to judge"));
+  // A pass needs judged evidence: nothing judged is exit 3, saying so.
+  EXPECT_EQ(run.exit_code, 3) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("node: inconclusive [nothing_judged]"));
+  EXPECT_THAT(run.out, HasSubstr("pcieval inconclusive: node inconclusive (nothing_judged)"));
 }
 
 TEST(Topo, TreeGroupsDevicesByNumaNode) {

@@ -14,7 +14,8 @@ Verdict with_status(VerdictStatus status) {
 }
 
 TEST(Overall, WorstVerdictWinsAndFailOutranksInconclusive) {
-  EXPECT_EQ(overall_of({}), Overall::kPass);
+  // Nothing judged is never a pass.
+  EXPECT_EQ(overall_of({}), Overall::kInconclusive);
   EXPECT_EQ(overall_of({with_status(VerdictStatus::kPass)}), Overall::kPass);
   EXPECT_EQ(overall_of({with_status(VerdictStatus::kPass), with_status(VerdictStatus::kInconclusive)}),
             Overall::kInconclusive);

@@ -168,3 +168,51 @@ TEST(ResultsReaderTest, GpuFaultsAreReadFromVersion14On) {
 
 }  // namespace
 }  // namespace pcieval
+
+namespace pcieval {
+namespace {
+
+// Schema 1.5: what the verdicts need to tell an emulated port from a physical
+// one survives the document, so `validate` judges a guest's run the same way.
+TEST(ResultsReaderEvidence, HypervisorFlagAndUpstreamIdRoundTrip) {
+  Results results;
+  results.evidence.host.hostname = "gpu-vm-7";
+  results.evidence.host.hypervisor = true;
+  DeviceRecord gpu;
+  gpu.function.bdf = *parse_pci_address("0000:01:00.0");
+  gpu.function.kind = DeviceKind::kGpu;
+  Link link;
+  link.downstream = gpu.function.bdf;
+  link.upstream = *parse_pci_address("0000:00:02.0");
+  link.upstream_id = PciId{0x1b36, 0x000c};
+  gpu.path = {link};
+  results.evidence.devices = {gpu};
+  results.thresholds.defaults.assume_full_link_behind_virtual_port = false;
+  const std::string text = results_to_json(results);
+  EXPECT_NE(text.find("\"upstream_id\": \"1b36:000c\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"hypervisor\": true"), std::string::npos) << text;
+  const auto read = results_from_json(text, "vm.json");
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(read->evidence.host.hypervisor, true);
+  ASSERT_EQ(read->evidence.devices.size(), 1U);
+  EXPECT_EQ(read->evidence.devices[0].path[0].upstream_id, (PciId{0x1b36, 0x000c}));
+  EXPECT_FALSE(read->thresholds.defaults.assume_full_link_behind_virtual_port);
+  EXPECT_EQ(results_to_json(read.value()), text);
+  // A malformed ID names its pointer.
+  std::string broken = text;
+  broken.replace(broken.find("1b36:000c"), 9, "qemu-port");
+  const auto bad = results_from_json(broken, "vm.json");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("/devices/0/path/0/upstream_id"), std::string::npos) << bad.error().message;
+}
+
+TEST(ResultsReaderEvidence, PciIdTextIsStrict) {
+  EXPECT_EQ(to_string(PciId{0x10de, 0x2335}), "10de:2335");
+  EXPECT_EQ(parse_pci_id("1B36:000C").value(), (PciId{0x1b36, 0x000c}));
+  for (const char* bad : {"", "1b36", "1b36:c", "1b36:000c:0", "zzzz:000c", "1b36 000c"}) {
+    EXPECT_FALSE(parse_pci_id(bad)) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace pcieval

@@ -172,3 +172,33 @@ TEST(ReadHostInfo, NamesTheKernel) {
 
 }  // namespace
 }  // namespace pcieval
+
+namespace pcieval {
+namespace {
+
+TEST(Discover, TheHypervisorFlagBesideTheSysfsRootMarksAGuest) {
+  const Evidence guest = discover_fixture("kvm_q35_3xh100_qemu_root_ports");
+  EXPECT_EQ(guest.host.hypervisor, true);
+  // Every link records its upstream port's IDs: QEMU's root port here.
+  const DeviceRecord& gpu = record(guest, "0000:02:00.0");
+  ASSERT_EQ(gpu.path.size(), 1U);
+  ASSERT_TRUE(gpu.path[0].upstream_id.has_value());
+  EXPECT_EQ(to_string(*gpu.path[0].upstream_id), "1b36:000c");
+  // Bare-metal fixtures carry no proc/cpuinfo: unknown, not "bare metal".
+  EXPECT_FALSE(discover_fixture("hgx_a100_8gpu_gen4").host.hypervisor.has_value());
+}
+
+TEST(Discover, CpuinfoHypervisorFlag) {
+  EXPECT_EQ(cpuinfo_hypervisor_flag("processor\t: 0\nflags\t\t: fpu vme hypervisor lahf_lm\n"), true);
+  EXPECT_EQ(cpuinfo_hypervisor_flag("processor\t: 0\nflags\t\t: fpu vme lahf_lm\n"), false);
+  // A word that only contains the flag's name is not the flag.
+  EXPECT_EQ(cpuinfo_hypervisor_flag("flags\t\t: fpu xhypervisor hypervisorx\n"), false);
+  // arm64 cpuinfo has "Features", no flags line: unknown.
+  EXPECT_EQ(cpuinfo_hypervisor_flag("processor\t: 0\nFeatures\t: fp asimd evtstrm\n"), std::nullopt);
+  EXPECT_EQ(cpuinfo_hypervisor_flag(""), std::nullopt);
+  // "flags" must be the field name, not a prefix of another one.
+  EXPECT_EQ(cpuinfo_hypervisor_flag("flagsx\t: hypervisor\n"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace pcieval

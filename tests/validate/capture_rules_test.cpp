@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "validate/link_rules.hpp"
+
 namespace pcieval {
 namespace {
 
@@ -148,56 +150,55 @@ DeviceRecord nvml_only_gpu(int current_gen, int current_width, int pstate, int u
   return gpu;
 }
 
+// GPUs only nvidia-smi describes are judge_links' now (held to nvidia-smi's
+// Max, validate/expectation.hpp): the codes it gives them.
+std::optional<ReasonCode> nvml_only_code(DeviceRecord gpu) {
+  const auto verdicts = judge_links(with({std::move(gpu)}), {});
+  if (verdicts.empty()) return std::nullopt;
+  return verdicts.front().code;
+}
+
 TEST(CaptureRules, NvmlOnlyGpus) {
-  const auto code_of = [](DeviceRecord gpu) -> std::optional<ReasonCode> {
-    const auto verdicts = judge_nvml_only_gpus(with({std::move(gpu)}));
-    if (verdicts.empty()) return std::nullopt;
-    return verdicts.front().code;
-  };
-  EXPECT_EQ(code_of(nvml_only_gpu(3, 16, 0, 95, true)), ReasonCode::kLinkSpeedBelowExpected);
-  EXPECT_EQ(code_of(nvml_only_gpu(1, 16, 8, 0, false)), ReasonCode::kGpuLinkSpeedIdle);
-  // Idle GPUs read narrower too (L4 at P8: x8 of x16): not a fault while idle.
-  EXPECT_EQ(code_of(nvml_only_gpu(1, 8, 8, 0, false)), ReasonCode::kGpuLinkSpeedIdle);
-  EXPECT_EQ(code_of(nvml_only_gpu(4, 8, 0, 95, true)), ReasonCode::kLinkWidthBelowExpected);
-  EXPECT_EQ(code_of(nvml_only_gpu(4, 8, 0, 0, false)), ReasonCode::kLinkWidthBelowExpected);
-  EXPECT_EQ(code_of(nvml_only_gpu(4, 16, 0, 95, true)), std::nullopt);
-  DeviceRecord placed = nvml_only_gpu(3, 16, 0, 95, true);
-  placed.path = gpu_behind_switch().path;  // lspci placed it: judge_links judges it
-  EXPECT_EQ(code_of(placed), std::nullopt);
+  EXPECT_EQ(nvml_only_code(nvml_only_gpu(3, 16, 0, 95, true)), ReasonCode::kLinkSpeedBelowExpected);
+  EXPECT_EQ(nvml_only_code(nvml_only_gpu(1, 16, 8, 0, false)), ReasonCode::kGpuLinkSpeedIdle);
+  // Width does not drop to save power, and Max folds in the slot: an L4 at
+  // P8 reading x8 of x16 is a downgrade (corpus SOURCES.md: WIDTH-DOWN).
+  EXPECT_EQ(nvml_only_code(nvml_only_gpu(1, 8, 8, 0, false)), ReasonCode::kLinkWidthBelowExpected);
+  EXPECT_EQ(nvml_only_code(nvml_only_gpu(4, 8, 0, 95, true)), ReasonCode::kLinkWidthBelowExpected);
+  EXPECT_EQ(nvml_only_code(nvml_only_gpu(4, 8, 0, 0, false)), ReasonCode::kLinkWidthBelowExpected);
+  EXPECT_EQ(nvml_only_code(nvml_only_gpu(4, 16, 0, 95, true)), ReasonCode::kLinkAtOwnCapability);
 }
 
 // A Gen5 GPU in a Gen4 host (an H100 PCIe in a Dell PowerEdge R750, Ice Lake:
 // Device Max 5, Host Max 4) busy at Gen4 is where the host lets it be.
 TEST(CaptureRules, HostMaxCapsTheExpectedGeneration) {
-  const auto verdicts_for = [](std::optional<int> max_gen, std::optional<int> host_max_gen) {
+  const auto code_for = [](std::optional<int> max_gen, std::optional<int> host_max_gen) {
     DeviceRecord gpu = nvml_only_gpu(4, 16, 0, 95, true);
     gpu.nvml->max_gen = max_gen;
     gpu.nvml->gpu_max_gen = 5;
     gpu.nvml->host_max_gen = host_max_gen;
-    return judge_nvml_only_gpus(with({std::move(gpu)}));
+    return nvml_only_code(std::move(gpu));
   };
-  // Max as NVML gives it (already the lower of the two): no verdict.
-  EXPECT_TRUE(verdicts_for(4, 4).empty());
+  // Max as NVML gives it (already the lower of the two): at its ceiling.
+  EXPECT_EQ(code_for(4, 4), ReasonCode::kLinkAtOwnCapability);
   // A capture whose Max reads the GPU's own (or lacks Max): Host Max caps it.
-  EXPECT_TRUE(verdicts_for(5, 4).empty());
-  EXPECT_TRUE(verdicts_for(std::nullopt, 4).empty());
+  EXPECT_EQ(code_for(5, 4), ReasonCode::kLinkAtOwnCapability);
+  EXPECT_EQ(code_for(std::nullopt, 4), ReasonCode::kLinkAtOwnCapability);
   // Without Host Max the same reading against Max 5 is a downgrade.
-  const auto downgraded = verdicts_for(5, std::nullopt);
-  ASSERT_EQ(downgraded.size(), 1u);
-  EXPECT_EQ(downgraded.front().code, ReasonCode::kLinkSpeedBelowExpected);
+  EXPECT_EQ(code_for(5, std::nullopt), ReasonCode::kLinkSpeedBelowExpected);
   // The host at Gen4 and the GPU busy at Gen3: a downgrade against the host's max.
   DeviceRecord slow = nvml_only_gpu(3, 16, 0, 95, true);
   slow.nvml->max_gen = 5;
   slow.nvml->gpu_max_gen = 5;
   slow.nvml->host_max_gen = 4;
-  const auto below = judge_nvml_only_gpus(with({std::move(slow)}));
+  const auto below = judge_links(with({std::move(slow)}), {});
   ASSERT_EQ(below.size(), 1u);
   EXPECT_EQ(below.front().code, ReasonCode::kLinkSpeedBelowExpected);
-  EXPECT_THAT(below.front().reason, ::testing::HasSubstr("max Gen4 x16 (the host's max; the GPU can do Gen5)"));
+  EXPECT_THAT(below.front().reason, ::testing::HasSubstr("runs Gen3 x16, expected Gen4 x16"));
 }
 
-// judge_captured judges only what the evidence holds: events, and GPUs with
-// a capture line; a live run's evidence (none of them) gets no verdict.
+// judge_captured judges only what captured text adds: a live run's evidence
+// (no events, no tool numbers) gets no verdict from it.
 TEST(CaptureRules, JudgeCapturedReadsOnlyTheEvidence) {
   Evidence live = with({nvml_only_gpu(3, 16, 0, 95, true)});
   EXPECT_TRUE(judge_captured(live, ThresholdProfile{}).empty());
@@ -205,11 +206,15 @@ TEST(CaptureRules, JudgeCapturedReadsOnlyTheEvidence) {
   captured.capture_lines.push_back(CaptureLine{bdf("0000:17:00.0"), std::nullopt, "nvsmi.txt", 42});
   captured.captured_events.push_back(event(CapturedEvent::Kind::kFellOffBus, "0000:17:00.0", "journal.txt:9"));
   const auto verdicts = judge_captured(captured, ThresholdProfile{});
-  ASSERT_EQ(verdicts.size(), 2u);
-  EXPECT_EQ(verdicts[0].code, ReasonCode::kLinkSpeedBelowExpected);
-  EXPECT_THAT(verdicts[0].reason, ::testing::EndsWith(" (nvsmi.txt:42)"));
-  EXPECT_EQ(verdicts[1].code, ReasonCode::kGpuFellOffBus);
-  EXPECT_THAT(verdicts[1].reason, ::testing::HasSubstr("(journal.txt:9)"));
+  ASSERT_EQ(verdicts.size(), 1u);
+  EXPECT_EQ(verdicts[0].code, ReasonCode::kGpuFellOffBus);
+  EXPECT_THAT(verdicts[0].reason, ::testing::HasSubstr("(journal.txt:9)"));
+  // The link verdict cites its capture line.
+  std::vector<Verdict> links = judge_links(captured, {});
+  cite_capture_lines(links, captured);
+  ASSERT_EQ(links.size(), 1u);
+  EXPECT_EQ(links[0].code, ReasonCode::kLinkSpeedBelowExpected);
+  EXPECT_THAT(links[0].reason, ::testing::EndsWith(" (nvsmi.txt:42)"));
 }
 
 }  // namespace

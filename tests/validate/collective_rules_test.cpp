@@ -207,10 +207,13 @@ TEST(CollectiveRules, AProfilesPerProbeFloorReplacesTheBuiltInOne) {
   EXPECT_EQ(verdicts[0].status, VerdictStatus::kPass) << verdicts[0].reason;
 }
 
-TEST(CollectiveRules, AGpuWithoutAPathBudgetGetsNoVerdict) {
+TEST(CollectiveRules, AGpuWithoutAPathBudgetIsNoLinkBudgetNotSilence) {
   Evidence evidence = node(2, -1, {allreduce("allreduce_nccl_host", 2, {1.0, 1.0, 1.0})});
   evidence.devices[1].path.clear();
-  EXPECT_TRUE(judge_collectives(evidence, {}).empty());
+  const auto verdicts = judge_collectives(evidence, {});
+  ASSERT_EQ(verdicts.size(), 1U);
+  EXPECT_EQ(verdicts[0].status, VerdictStatus::kInconclusive);
+  EXPECT_EQ(verdicts[0].code, ReasonCode::kNoLinkBudget);
 }
 
 }  // namespace

@@ -282,8 +282,9 @@ TEST(Summary, NothingToJudgeSaysSo) {
   DeviceRecord virtio;
   virtio.function.bdf = bdf("0000:00:03.0");
   const auto evidence = with_devices({virtio});
+  // judge_links finds nothing; a summary of nothing is never a pass.
   EXPECT_EQ(summarize(judge_links(evidence, {}), evidence),
-            "pcieval pass: no PCIe links to judge (1 devices, none behind a PCIe port with link attributes)");
+            "pcieval inconclusive: nothing was judged (1 devices, none with a link or a measurement to judge)");
 }
 
 }  // namespace
@@ -292,20 +293,30 @@ TEST(Summary, NothingToJudgeSaysSo) {
 namespace pcieval {
 namespace {
 
-TEST(LinkRules, ALinkWithoutAPathIsInconclusiveNotSkipped) {
+TEST(LinkRules, ALinkWithoutAPathIsJudgedAgainstItsOwnCapability) {
   // `lspci -vv -s 41:00.0` pasted into a ticket: the GPU's own LnkSta is
-  // there, the root port above it is not.
+  // there, the root port above it is not. At its own LnkCap it cannot be
+  // below what both ends allow: its own link passes, the hops above are not
+  // judged. Below its LnkCap, the missing port could explain it: inconclusive.
   DeviceRecord lone;
   lone.function.bdf = *parse_pci_address("0000:41:00.0");
   lone.function.kind = DeviceKind::kGpu;
   lone.function.link = PortLinkReading::known(LinkState{PcieGen::kGen4, 16}, LinkState{PcieGen::kGen4, 16});
   Evidence evidence;
   evidence.devices = {lone};
-  const auto verdicts = judge_links(evidence, {});
+  auto verdicts = judge_links(evidence, {});
+  ASSERT_EQ(verdicts.size(), 1U);
+  EXPECT_EQ(verdicts[0].status, VerdictStatus::kPass);
+  EXPECT_EQ(verdicts[0].code, ReasonCode::kLinkAtOwnCapability);
+  EXPECT_NE(verdicts[0].reason.find("at Gen4 x16"), std::string::npos) << verdicts[0].reason;
+  evidence.devices[0].function.link =
+      PortLinkReading::known(LinkState{PcieGen::kGen4, 16}, LinkState{PcieGen::kGen4, 8});
+  verdicts = judge_links(evidence, {});
   ASSERT_EQ(verdicts.size(), 1U);
   EXPECT_EQ(verdicts[0].status, VerdictStatus::kInconclusive);
   EXPECT_EQ(verdicts[0].code, ReasonCode::kLinkPathUnknown);
-  EXPECT_NE(verdicts[0].reason.find("Gen4 x16"), std::string::npos);
+  EXPECT_NE(verdicts[0].reason.find("runs Gen4 x8, below the Gen4 x16 it can reach on its own"), std::string::npos)
+      << verdicts[0].reason;
 }
 
 TEST(LinkRules, IntegratedEndpointReadingUnknownIsNotJudged) {

@@ -140,7 +140,7 @@ TEST(StatedLink, MoreThanTheLinkCarriesIsInconclusive) {
       judge({tool("nvbandwidth_host_to_device_memcpy_ce", "GPU 0", Direction::kHostToDevice, 55.3)}, kGen4x16);
   ASSERT_EQ(judged.verdicts.size(), 1u);
   EXPECT_EQ(judged.verdicts[0].status, VerdictStatus::kInconclusive);
-  EXPECT_EQ(judged.verdicts[0].code, ReasonCode::kLinkStateUnknown);
+  EXPECT_EQ(judged.verdicts[0].code, ReasonCode::kBandwidthAboveBudget);
   EXPECT_NE(judged.verdicts[0].reason.find("Gen5 x16"), std::string::npos) << judged.verdicts[0].reason;
 }
 
@@ -163,12 +163,28 @@ TEST(StatedLink, CapturedPathIsTheBudgetWithoutLink) {
       << full_path.verdicts[0].reason;
 }
 
-TEST(StatedLink, NoLinkKnownMeansNoVerdictAndANote) {
+TEST(StatedLink, NoLinkKnownIsInconclusiveNeverSilent) {
   const auto judged =
       judge({tool("bandwidthtest_h2d_pinned", "GPU 0", Direction::kHostToDevice, 26.8, 32000000)}, std::nullopt);
-  EXPECT_TRUE(judged.verdicts.empty());
-  ASSERT_EQ(judged.notes.size(), 1u);
-  EXPECT_NE(judged.notes[0].find("--link"), std::string::npos);
+  ASSERT_EQ(judged.verdicts.size(), 1u);
+  EXPECT_EQ(judged.verdicts[0].subject, "GPU 0");
+  EXPECT_EQ(judged.verdicts[0].status, VerdictStatus::kInconclusive);
+  EXPECT_EQ(judged.verdicts[0].code, ReasonCode::kNoLinkToJudgeAgainst);
+  EXPECT_NE(judged.verdicts[0].remediation.find("--link"), std::string::npos);
+}
+
+TEST(StatedLink, EveryRunOfAFileIsJudgedAndALowOneBlamesItsConditions) {
+  // bandwidthTest run twice in one capture: under `numactl -m0` (the GPU's
+  // node) and `-m1`, the second at a quarter of the Gen4 x16 budget.
+  const auto judged = judge({tool("bandwidthtest_h2d_pinned", "GPU 0", Direction::kHostToDevice, 26.8, 32000000),
+                             tool("bandwidthtest_h2d_pinned", "GPU 0", Direction::kHostToDevice, 6.6, 32000000)},
+                            kGen4x16);
+  ASSERT_EQ(judged.verdicts.size(), 2u);
+  EXPECT_EQ(judged.verdicts[0].status, VerdictStatus::kPass);
+  EXPECT_EQ(judged.verdicts[1].status, VerdictStatus::kBandwidthLow);
+  EXPECT_NE(judged.verdicts[1].reason.find("another run of the same copy in the same output reached 26.8 GB/s"),
+            std::string::npos)
+      << judged.verdicts[1].reason;
 }
 
 TEST(StatedLink, OnlyTheLargestLinkBudgetCopyIsJudged) {
@@ -251,11 +267,11 @@ TEST(StatedLink, NcclAllReduceIsJudgedOnlyWithP2pDisabledAndAStatedLink) {
   EXPECT_EQ(low.verdicts[0].status, VerdictStatus::kBandwidthLow);
   EXPECT_EQ(low.verdicts[0].code, ReasonCode::kBandwidthBelowBudget);
 
-  // No stated link: recorded, a note says why not judged.
+  // No stated link: inconclusive, saying why it was not judged.
   const auto unstated = judge_nccl({all_reduce(kNcclTestsAllReduceHostProbe, 27.92)}, std::nullopt);
-  EXPECT_TRUE(unstated.verdicts.empty());
-  ASSERT_EQ(unstated.notes.size(), 1u);
-  EXPECT_NE(unstated.notes[0].find("no link was stated"), std::string::npos);
+  ASSERT_EQ(unstated.verdicts.size(), 1u);
+  EXPECT_EQ(unstated.verdicts[0].code, ReasonCode::kNoLinkToJudgeAgainst);
+  EXPECT_NE(unstated.verdicts[0].reason.find("no link was stated"), std::string::npos);
 
   // P2P not shown disabled: never judged, even with a stated link.
   const auto nvlink = judge_nccl({all_reduce(kNcclTestsAllReduceProbe, 116.0)}, gen5x16);
