@@ -95,9 +95,10 @@ void measure(Evidence& evidence, const ProbeOptions& options, const std::atomic<
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - soak_started).count();
   };
   bool sampling_failed = false;
-  // Whether the signal cost anything: a probe or a round that would have run.
-  // One that arrives while the last probe of the last round finishes leaves a
-  // complete run, and it is not marked interrupted.
+  // Whether the signal cost a probe or a round that would have run. A signal
+  // that arrives while the last probe finishes still marks the run
+  // interrupted (below): the operator asked it to stop, and a burn-in gate
+  // must not read that as a pass.
   bool stopped_early = false;
   for (int index = 1;; ++index) {
     if (index > 1) {
@@ -184,7 +185,7 @@ void measure(Evidence& evidence, const ProbeOptions& options, const std::atomic<
       if (after_round) after_round(evidence);
     }
   }
-  if (stopped_early) evidence.interrupted = signal_name(stop->load());
+  if (stopped_early || (stop != nullptr && stop->load() != 0)) evidence.interrupted = signal_name(stop->load());
   if (evidence.soak) {
     evidence.soak->finished = !evidence.interrupted;
     const std::size_t rounds = evidence.soak->rounds.size();

@@ -1,9 +1,14 @@
 // Ctrl-C and SIGTERM (Slurm's scancel, systemd's stop, a burn-in harness's
 // timeout) ask `check` to stop: the probe in flight finishes, nothing further
 // starts, and what was measured is judged and written, marked interrupted.
-// A second signal finds the default action restored and ends the process, for
-// an operator who really means it.
+// More signals within kStopGraceNs of the first change nothing: GNU
+// `timeout` and Slurm signal the process and then its whole group, and two
+// quick Ctrl-C are one request. A signal after the grace ends the process
+// (the default action), for an operator who really means it; SIGKILL always
+// does.
 #pragma once
+
+#include <time.h>
 
 #include <atomic>
 #include <csignal>
@@ -11,12 +16,29 @@
 
 namespace pcieval::app {
 
-// The signal number, 0 until one arrives. Lock-free, so the handler may
-// store to it (an async-signal-safe operation).
-inline std::atomic<int> g_stop_signal{0};
-static_assert(std::atomic<int>::is_always_lock_free);
+inline constexpr long long kStopGraceNs = 10'000'000'000;
 
-extern "C" inline void pcieval_store_stop_signal(int signal_number) { g_stop_signal.store(signal_number); }
+// The signal number, 0 until one arrives, and when the first arrived.
+// Lock-free, so the handler may store to them (async-signal-safe).
+inline std::atomic<int> g_stop_signal{0};
+inline std::atomic<long long> g_stop_signal_at_ns{0};
+static_assert(std::atomic<int>::is_always_lock_free);
+static_assert(std::atomic<long long>::is_always_lock_free);
+
+extern "C" inline void pcieval_store_stop_signal(int signal_number) {
+  // clock_gettime, signal and raise are async-signal-safe (signal-safety(7)).
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  const long long now_ns = static_cast<long long>(now.tv_sec) * 1'000'000'000LL + now.tv_nsec;
+  int none = 0;
+  if (g_stop_signal.compare_exchange_strong(none, signal_number)) {
+    g_stop_signal_at_ns.store(now_ns);
+    return;
+  }
+  if (now_ns - g_stop_signal_at_ns.load() < kStopGraceNs) return;
+  std::signal(signal_number, SIG_DFL);
+  std::raise(signal_number);
+}
 
 // Installs the handlers for its lifetime and puts the old ones back after.
 class StopOnSignal {
@@ -24,9 +46,12 @@ class StopOnSignal {
   StopOnSignal() {
     struct sigaction action {};
     action.sa_handler = pcieval_store_stop_signal;
+    // Each handler runs with both signals blocked, so the first one's time is
+    // stored before a second is looked at.
     sigemptyset(&action.sa_mask);
-    // The first signal restores the default action: the second one kills.
-    action.sa_flags = static_cast<int>(SA_RESETHAND);
+    sigaddset(&action.sa_mask, SIGINT);
+    sigaddset(&action.sa_mask, SIGTERM);
+    action.sa_flags = 0;
     installed_ = sigaction(SIGINT, &action, &old_int_) == 0 && sigaction(SIGTERM, &action, &old_term_) == 0;
   }
   StopOnSignal(const StopOnSignal&) = delete;

@@ -148,3 +148,30 @@ TEST_F(LiveCheck, HostCeilingRunsAndGpuProbesSayWhyTheySkip) {
 
 }  // namespace
 }  // namespace pcieval::testing
+
+namespace pcieval::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+// GNU timeout sends its signal to pcieval and then to pcieval's process group,
+// so a run sees two SIGTERMs at once; two quick Ctrl-C are the same. A
+// signal at any moment of a check (here: while the host ceiling probe runs)
+// makes it interrupted, exit 3, with the document written, never a pass and
+// never a kill by the second signal.
+TEST_F(LiveCheck, ASignalUnderGnuTimeoutEndsInterruptedNotKilled) {
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const std::string out = path("t" + std::to_string(attempt) + ".json");
+    const auto run = run_shell(
+        "timeout --preserve-status -s TERM 0.5 " + std::string(PCIEVAL_BINARY) + " check -q -o " + shell_quote(out),
+        dir_);
+    ASSERT_EQ(run.exit_code, 3) << "attempt " << attempt << ": " << run.err;
+    const auto doc = nlohmann::json::parse(slurp(out));
+    EXPECT_EQ(doc["interrupted"], "SIGTERM");
+    EXPECT_EQ(doc["overall"], "inconclusive");
+    EXPECT_THAT(doc["verdicts"].dump(), HasSubstr("run_interrupted"));
+  }
+}
+
+}  // namespace
+}  // namespace pcieval::testing
