@@ -224,7 +224,10 @@ void add_nvidia_smi(Evidence& evidence, const std::vector<NvidiaSmiCapture>& cap
       record.nvml = gpu.nvml;
       record.notes.insert(record.notes.end(), gpu.notes.begin(), gpu.notes.end());
       add_capture_line(evidence, gpu.bdf, gpu.source, gpu.link_line);
-      if (gpu.nvml.host_max_gen && gpu.nvml.gpu_max_gen && *gpu.nvml.host_max_gen < *gpu.nvml.gpu_max_gen) {
+      // Above Host Max the link is not capped by it (Host Max then describes
+      // a hop behind a switch; validate/expectation.hpp).
+      if (gpu.nvml.host_max_gen && gpu.nvml.gpu_max_gen && *gpu.nvml.host_max_gen < *gpu.nvml.gpu_max_gen &&
+          (!gpu.nvml.current_gen || *gpu.nvml.current_gen <= *gpu.nvml.host_max_gen)) {
         record.notes.push_back("nvidia-smi " + where + ": the host caps the link at Gen" +
                                std::to_string(*gpu.nvml.host_max_gen) + " (Host Max) below the GPU's Gen" +
                                std::to_string(*gpu.nvml.gpu_max_gen) + " (Device Max): judged against Gen" +

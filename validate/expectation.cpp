@@ -94,10 +94,20 @@ LinkExpectation expect_link(const Link& link, const Evidence& evidence, const Ex
 }
 
 std::optional<int> expected_nvml_generation(const NvmlGpuLink& nvml) {
-  std::optional<int> gen = nvml.max_gen;
-  if (!gen && nvml.gpu_max_gen && nvml.host_max_gen) gen = nvml.gpu_max_gen;
-  if (gen && nvml.host_max_gen) gen = std::min(*gen, *nvml.host_max_gen);
-  return gen;
+  if (!nvml.max_gen) {
+    if (nvml.gpu_max_gen && nvml.host_max_gen) return std::min(*nvml.gpu_max_gen, *nvml.host_max_gen);
+    return std::nullopt;
+  }
+  // NVML's Max already folds in the port above (PCIE-FACTS 6). A Host Max
+  // below it caps the link only when the link does not already run above
+  // Host Max: an A100 SXM4 reading Max 4, Current 4, Host Max 3 (corpus
+  // nvsmi_a100sxm4_hostmax3_text.txt) sits behind a switch whose uplink is
+  // Gen3; its own link is healthy at Gen4.
+  if (nvml.host_max_gen && *nvml.host_max_gen < *nvml.max_gen &&
+      (!nvml.current_gen || *nvml.current_gen <= *nvml.host_max_gen)) {
+    return *nvml.host_max_gen;
+  }
+  return nvml.max_gen;
 }
 
 std::optional<LinkExpectation> expect_unplaced_link(const DeviceRecord& device, const Evidence& evidence,
@@ -136,6 +146,10 @@ std::optional<LinkExpectation> expect_unplaced_link(const DeviceRecord& device, 
         *nvml_gen == *nvml->host_max_gen) {
       out.note = "nvidia-smi Max capped by the host's Gen" + std::to_string(*nvml->host_max_gen) +
                  " (Host Max; the GPU can do Gen" + std::to_string(*nvml->gpu_max_gen) + ")";
+    } else if (nvml->host_max_gen && *nvml->host_max_gen < *nvml_gen) {
+      out.note += "; Host Max Gen" + std::to_string(*nvml->host_max_gen) +
+                  " is below the link's own state, so it describes a hop above the GPU (a switch's uplink), "
+                  "which was not judged";
     }
     return out;
   }

@@ -84,8 +84,9 @@ struct PathExpectation {
                                                   const ExpectationOptions& options);
 
 // The generation nvidia-smi says the GPU's link should train to: its Max
-// (NVML folds the host in), capped again by Host Max where the capture has
-// it, and the lower of Device Max and Host Max where Max is missing.
+// (NVML folds the host in); Host Max where it is lower and the link does not
+// already run above it (above it, Host Max describes a hop behind a switch);
+// the lower of Device Max and Host Max where Max is missing.
 [[nodiscard]] std::optional<int> expected_nvml_generation(const NvmlGpuLink& nvml);
 
 }  // namespace pcieval

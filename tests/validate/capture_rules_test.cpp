@@ -186,6 +186,17 @@ TEST(CaptureRules, HostMaxCapsTheExpectedGeneration) {
   EXPECT_EQ(code_for(std::nullopt, 4), ReasonCode::kLinkAtOwnCapability);
   // Without Host Max the same reading against Max 5 is a downgrade.
   EXPECT_EQ(code_for(5, std::nullopt), ReasonCode::kLinkSpeedBelowExpected);
+  // An A100 SXM4 behind a switch (corpus nvsmi_a100sxm4_hostmax3_text.txt):
+  // Max 4, Current 4, Host Max 3. The link runs above Host Max, so Host Max
+  // describes the switch's uplink, not this link: at its Max, it passes.
+  DeviceRecord behind_switch = nvml_only_gpu(4, 16, 0, 95, true);
+  behind_switch.nvml->max_gen = 4;
+  behind_switch.nvml->gpu_max_gen = 4;
+  behind_switch.nvml->host_max_gen = 3;
+  const auto healthy = judge_links(with({behind_switch}), {});
+  ASSERT_EQ(healthy.size(), 1u);
+  EXPECT_EQ(healthy.front().code, ReasonCode::kLinkAtOwnCapability) << healthy.front().reason;
+  EXPECT_THAT(healthy.front().reason, ::testing::HasSubstr("describes a hop above the GPU"));
   // The host at Gen4 and the GPU busy at Gen3: a downgrade against the host's max.
   DeviceRecord slow = nvml_only_gpu(3, 16, 0, 95, true);
   slow.nvml->max_gen = 5;
