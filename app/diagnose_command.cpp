@@ -22,6 +22,7 @@
 #include "report/input_file.hpp"
 #include "topology/pci_tree.hpp"
 #include "validate/capture_rules.hpp"
+#include "validate/event_rate_rules.hpp"
 #include "validate/link_rules.hpp"
 #include "validate/stated_link_rules.hpp"
 
@@ -238,8 +239,10 @@ void add_nvidia_smi(Evidence& evidence, const std::vector<NvidiaSmiCapture>& cap
                                " replay rollovers (each retrained the link)");
       }
       const CapturedLoad load = captured_load(gpu.nvml);
-      record.notes.push_back("nvidia-smi " + where + " captured the GPU " + std::string(to_string(load)) + " (" +
-                             load_text(gpu.nvml) + ")");
+      // "unclear" is no load: say what could not be told.
+      const std::string how =
+          load == CapturedLoad::kUnclear ? std::string("neither clearly busy nor idle") : std::string(to_string(load));
+      record.notes.push_back("nvidia-smi " + where + " captured the GPU " + how + " (" + load_text(gpu.nvml) + ")");
       if (load != CapturedLoad::kBusy || !gpu.nvml.current_gen || !gpu.nvml.current_width) {
         ++not_busy;
         continue;
@@ -277,6 +280,7 @@ void add_kernel_logs(Evidence& evidence, const std::vector<KernelLogCapture>& ca
       out.source = capture.source;
       out.line = event.line;
       out.text = event.text;
+      out.time_s = event.time_s;
       switch (event.kind) {
         case KernelEventKind::kBandwidthLimited:
           out.kind = CapturedEvent::Kind::kLinkLimited;
@@ -449,6 +453,11 @@ int run_diagnose(const DiagnoseOptions& options) {
   add_kernel_logs(evidence, captures.kernel_logs);
   if (stated_link) evidence.stated_link = StatedLink{*stated_link, "--link " + *options.link};
   add_tool_captures(evidence, captures.tools);
+  // Correctable errors per port and replay counts per GPU, named; a burst's
+  // verdict is drawn with the effective profile where verdicts are.
+  for (std::string& note : judge_captured_rates(evidence, results.thresholds).notes) {
+    evidence.notes.push_back(std::move(note));
+  }
 
   return judge_and_report(std::move(results), options.judge);
 }

@@ -6,6 +6,7 @@
 // only counted. Measured against `grep -cE` by bench/diagnose_vs_grep.sh.
 #include "ingest/kernel_log.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstdint>
@@ -45,6 +46,135 @@ std::optional<PciAddress> device_in(std::string_view prefix) {
     start = end + 1;
   }
   return found;
+}
+
+// Digits at `text[at, at + count)` as a number; nullopt when any is not one.
+std::optional<int> digits_at(std::string_view text, std::size_t at, std::size_t count) {
+  if (at + count > text.size()) return std::nullopt;
+  int value = 0;
+  for (std::size_t i = at; i < at + count; ++i) {
+    if (text[i] < '0' || text[i] > '9') return std::nullopt;
+    value = value * 10 + (text[i] - '0');
+  }
+  return value;
+}
+
+// Days from 1970-01-01 to a civil date (Howard Hinnant's algorithm): dates
+// need no time zone database, and these are all the calendar it takes.
+long days_from_civil(int year, int month, int day) {
+  year -= month <= 2 ? 1 : 0;
+  const long era = (year >= 0 ? year : year - 399) / 400;
+  const long year_of_era = year - era * 400;
+  const long day_of_year = (153L * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1;
+  const long day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+  return era * 146097 + day_of_era - 719468;
+}
+
+// "Jan" .. "Dec" at `at`: 1..12.
+std::optional<int> month_at(std::string_view text, std::size_t at) {
+  constexpr std::string_view kMonths = "JanFebMarAprMayJunJulAugSepOctNovDec";
+  if (at + 3 > text.size()) return std::nullopt;
+  const auto found = kMonths.find(text.substr(at, 3));
+  if (found == std::string_view::npos || found % 3 != 0) return std::nullopt;
+  return static_cast<int>(found / 3) + 1;
+}
+
+// "HH:MM:SS" at `at`, seconds into the day, and where it ends; a fraction
+// (".123456") is added.
+std::optional<double> clock_at(std::string_view text, std::size_t at, std::size_t& end) {
+  const auto hours = digits_at(text, at, 2);
+  const auto minutes = digits_at(text, at + 3, 2);
+  const auto seconds = digits_at(text, at + 6, 2);
+  if (!hours || !minutes || !seconds || text[at + 2] != ':' || text[at + 5] != ':' || *hours > 23 || *minutes > 59 ||
+      *seconds > 60) {
+    return std::nullopt;
+  }
+  double value = *hours * 3600.0 + *minutes * 60.0 + *seconds;
+  end = at + 8;
+  if (end < text.size() && text[end] == '.') {
+    double scale = 0.1;
+    for (++end; end < text.size() && text[end] >= '0' && text[end] <= '9'; ++end) {
+      value += (text[end] - '0') * scale;
+      scale /= 10;
+    }
+  }
+  return value;
+}
+
+// "Mon DD HH:MM:SS[.frac]" (syslog, journalctl short and short-precise; the
+// day padded with a space or a zero) at `at`. No year is printed: the days
+// count from the start of a fixed non-leap year.
+std::optional<double> syslog_time_at(std::string_view text, std::size_t at) {
+  const auto month = month_at(text, at);
+  if (!month || at + 15 > text.size() || text[at + 3] != ' ') return std::nullopt;
+  const char tens = text[at + 4] == ' ' ? '0' : text[at + 4];
+  const auto day = digits_at(std::string_view(&tens, 1), 0, 1);
+  const auto units = digits_at(text, at + 5, 1);
+  if (!day || !units || text[at + 6] != ' ' || *day * 10 + *units < 1 || *day * 10 + *units > 31) return std::nullopt;
+  std::size_t end = 0;
+  const auto clock = clock_at(text, at + 7, end);
+  if (!clock) return std::nullopt;
+  constexpr int kYearWithoutLeapDay = 2001;
+  return static_cast<double>(days_from_civil(kYearWithoutLeapDay, *month, *day * 10 + *units) -
+                             days_from_civil(kYearWithoutLeapDay, 1, 1)) *
+             86400.0 +
+         *clock;
+}
+
+// "2026-12-03T10:00:00[.frac][Z|+0100|+01:00]" (journalctl -o short-iso,
+// rsyslog's RFC 3339 stamps) at the start: seconds since 1970, UTC.
+std::optional<double> iso_time(std::string_view text) {
+  const auto year = digits_at(text, 0, 4);
+  const auto month = digits_at(text, 5, 2);
+  const auto day = digits_at(text, 8, 2);
+  if (!year || !month || !day || text.size() < 19 || text[4] != '-' || text[7] != '-' ||
+      (text[10] != 'T' && text[10] != ' ') || *month < 1 || *month > 12 || *day < 1 || *day > 31) {
+    return std::nullopt;
+  }
+  std::size_t end = 0;
+  const auto clock = clock_at(text, 11, end);
+  if (!clock) return std::nullopt;
+  double value = static_cast<double>(days_from_civil(*year, *month, *day)) * 86400.0 + *clock;
+  if (end < text.size() && (text[end] == '+' || text[end] == '-')) {
+    const double sign = text[end] == '+' ? 1.0 : -1.0;
+    const auto hours = digits_at(text, end + 1, 2);
+    const std::size_t minutes_at = end + 3 < text.size() && text[end + 3] == ':' ? end + 4 : end + 3;
+    const auto minutes = digits_at(text, minutes_at, 2);
+    if (hours && minutes) value -= sign * (*hours * 3600.0 + *minutes * 60.0);
+  }
+  return value;
+}
+
+// "[  123.456789]" at `at`: seconds since boot.
+std::optional<double> monotonic_at(std::string_view text, std::size_t at) {
+  if (at >= text.size() || text[at] != '[') return std::nullopt;
+  const auto close = text.find(']', at);
+  if (close == std::string_view::npos || close - at > 24) return std::nullopt;
+  const std::string_view stamp = trim_blanks(text.substr(at + 1, close - at - 1));
+  double value = 0;
+  const auto [end, ec] = std::from_chars(stamp.data(), stamp.data() + stamp.size(), value);
+  if (ec != std::errc{} || end != stamp.data() + stamp.size() || stamp.find('.') == std::string_view::npos ||
+      value < 0) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+// "[Thu Dec  3 10:00:00 2026]" (dmesg -T) at the start: seconds since 1970
+// in the local time it was printed in.
+std::optional<double> dmesg_wall_time(std::string_view text) {
+  if (text.size() < 26 || text[0] != '[' || text[4] != ' ') return std::nullopt;
+  const auto month = month_at(text, 5);
+  const char tens = text[9] == ' ' ? '0' : text[9];
+  const auto day = digits_at(std::string_view(&tens, 1), 0, 1);
+  const auto units = digits_at(text, 10, 1);
+  if (!month || !day || !units || text[8] != ' ' || text[11] != ' ') return std::nullopt;
+  std::size_t end = 0;
+  const auto clock = clock_at(text, 12, end);
+  if (!clock || end + 5 >= text.size() || text[end] != ' ') return std::nullopt;
+  const auto year = digits_at(text, end + 1, 4);
+  if (!year || text[end + 5] != ']') return std::nullopt;
+  return static_cast<double>(days_from_civil(*year, *month, *day * 10 + *units)) * 86400.0 + *clock;
 }
 
 // "8.0 GT/s PCIe x8 link" / "8 GT/s x8 link" / "Unknown x8 link" at `text`:
@@ -102,6 +232,64 @@ std::optional<PciAddress> fallen_gpu(std::string_view line) {
   if (token.ends_with(':')) token.remove_suffix(1);
   if (auto address = full_address(token)) return address;
   return full_address(std::string(token) + ".0");
+}
+
+// The device a root port's corrected-error announcement names, `at` being
+// where "AER: " starts:
+//   "AER: Corrected error received: 0000:00:1c.4"          (4.x, 5.x)
+//   "AER: Corrected error received: id=0018"                (3.x, RHEL 6/7)
+//   "AER: Correctable error message received from 0000:c1:00.0"  (6.x)
+// each also with "Multiple " before the severity. An "id=" is the requester
+// id (bus << 8 | device << 3 | function) in the announcing port's domain.
+std::optional<PciAddress> corrected_received(std::string_view text, std::size_t at) {
+  std::string_view rest = text.substr(at + 5);
+  if (rest.starts_with("Multiple ")) rest.remove_prefix(9);
+  if (rest.starts_with("Corrected ")) {
+    rest.remove_prefix(10);
+  } else if (rest.starts_with("Correctable ")) {
+    rest.remove_prefix(12);
+  } else {
+    return std::nullopt;
+  }
+  if (rest.starts_with("error message received")) {
+    rest.remove_prefix(22);
+  } else if (rest.starts_with("error received")) {
+    rest.remove_prefix(14);
+  } else {
+    return std::nullopt;
+  }
+  if (rest.starts_with(": ")) {
+    rest.remove_prefix(2);
+  } else if (rest.starts_with(" from ")) {
+    rest.remove_prefix(6);
+  } else {
+    return std::nullopt;
+  }
+  const std::string_view token = rest.substr(0, rest.find_first_of(" ,"));
+  if (auto address = full_address(token)) return address;
+  const auto port = device_in(text.substr(0, at));
+  if (!token.starts_with("id=")) return port;
+  const auto id = parse_hex_exact(token.substr(3), 4);
+  if (!id) return port;
+  PciAddress address;
+  address.domain = port ? port->domain : 0;
+  address.bus = static_cast<std::uint8_t>(*id >> 8);
+  address.device = static_cast<std::uint8_t>((*id >> 3) & 0x1fU);
+  address.function = static_cast<std::uint8_t>(*id & 7U);
+  return address;
+}
+
+// "[ 6] BadTLP                 (First)" -> "BadTLP"; "[12] Replay Timer
+// Timeout" -> "Replay Timer Timeout".
+std::optional<std::string> error_bit(std::string_view text) {
+  if (!text.starts_with('[')) return std::nullopt;
+  const auto close = text.find(']');
+  if (close == std::string_view::npos || close > 4) return std::nullopt;
+  std::string_view name = trim_blanks(text.substr(close + 1));
+  if (const auto first = name.find("(First)"); first != std::string_view::npos)
+    name = trim_blanks(name.substr(0, first));
+  if (name.empty()) return std::nullopt;
+  return quoted(name).substr(1, std::min<std::size_t>(name.size(), 40));
 }
 
 // A dmesg timestamp "[   12.345678]" or "[Thu Dec  3 10:00:00 2026]" at the
@@ -347,7 +535,9 @@ class Reader {
     event.device = device;
     event.line = number;
     event.text = quoted(text);
+    event.time_s = kernel_log_time(text);
     capture_.events.push_back(std::move(event));
+    pending_ = false;
   }
 
   // The last event, when it is about `device` and at most a few lines above:
@@ -365,6 +555,7 @@ class Reader {
     if (contains(text, "available PCIe bandwidth")) {
       if (auto limited = parse_bandwidth_limited(text)) {
         limited->line = number;
+        limited->time_s = kernel_log_time(text);
         capture_.events.push_back(std::move(*limited));
         return true;
       }
@@ -374,16 +565,30 @@ class Reader {
     if (const auto at = text.find("PCIe Bus Error: severity="); at != std::string_view::npos) {
       const auto device = device_in(text.substr(0, at));
       if (!device) return false;
+      // Kernels before 6.x say "Corrected" / "Uncorrected (Fatal)", later
+      // ones "Correctable" / "Uncorrectable (Fatal)".
       const std::string_view severity = text.substr(at + 25);
-      if (severity.starts_with("Corrected")) {
+      if (severity.starts_with("Corrected") || severity.starts_with("Correctable")) {
+        if (KernelLogEvent* received = pending_received(number)) {
+          // The detail of the error the root port announced: one error, cited
+          // at the line that names the device that logged it.
+          received->device = *device;
+          received->line = number;
+          received->text = quoted(text);
+          if (auto time = kernel_log_time(text)) received->time_s = time;
+          pending_ = false;
+          return true;
+        }
         add(KernelEventKind::kAerCorrected, *device, text, number);
-      } else if (severity.starts_with("Uncorrected (Fatal)") || severity.starts_with("Fatal")) {
+      } else if (severity.starts_with("Uncorrected (Fatal)") || severity.starts_with("Uncorrectable (Fatal)") ||
+                 severity.starts_with("Fatal")) {
         add(KernelEventKind::kAerUncorrectedFatal, *device, text, number);
-      } else if (severity.starts_with("Uncorrected")) {
+      } else if (severity.starts_with("Uncorrected") || severity.starts_with("Uncorrectable")) {
         add(KernelEventKind::kAerUncorrectedNonFatal, *device, text, number);
       } else {
         return false;
       }
+      pending_ = false;
       return true;
     }
     if (contains(text, "Surprise Down") || contains(text, "] SDES")) {
@@ -432,19 +637,41 @@ class Reader {
       add(KernelEventKind::kBandwidthNotification, *device, text, number);
       return true;
     }
-    // AER's other lines about an error already counted above (the root
-    // port's "AER: Corrected error received: <bdf>", the "device [10de:2330]
-    // error status/mask" and "[ 0] RxErr" dumps) are recognised, not skipped.
-    if (contains(text, "AER: ") || contains(text, "error status/mask=")) return true;
-    if (contains(text, kStatusDump)) {
-      const auto device = device_in(text);
-      return device && recent(*device, number) != nullptr;
+    if (const auto at = text.find("AER: "); at != std::string_view::npos) {
+      if (auto source = corrected_received(text, at)) {
+        add(KernelEventKind::kAerCorrected, *source, text, number);
+        pending_ = true;
+        return true;
+      }
     }
-    return false;
+    // A status dump line names one error bit of the report above it
+    // ("    [ 6] BadTLP", "    [12] Replay Timer Timeout"); 5.x kernels put
+    // "AER: " before the indent.
+    if (const auto at = text.find(kStatusDump); at != std::string_view::npos) {
+      const auto device = device_in(text.substr(0, at));
+      KernelLogEvent* report = device ? recent(*device, number) : nullptr;
+      if (report != nullptr) {
+        if (auto bit = error_bit(text.substr(at + kStatusDump.size() - 1))) report->error_bits.emplace_back(*bit);
+        return true;
+      }
+    }
+    // AER's other lines about an error already counted above (the "device
+    // [10de:2330] error status/mask" line, uncorrected "error received"
+    // lines, "AER: enabled with IRQ") are recognised, not skipped.
+    return contains(text, "AER: ") || contains(text, "error status/mask=");
+  }
+
+  // The corrected error announced by the last line, when it is at most a
+  // report's length above `number` and no detail line has claimed it yet.
+  KernelLogEvent* pending_received(std::size_t number) {
+    if (!pending_ || capture_.events.empty()) return nullptr;
+    KernelLogEvent& last = capture_.events.back();
+    return last.kind == KernelEventKind::kAerCorrected && number - last.line <= kReportLines ? &last : nullptr;
   }
 
   KernelLogCapture capture_;
   bool shaped_ = false;
+  bool pending_ = false;  // the last event is a root port's "Corrected error received"
   std::map<int, std::size_t> other_xids_;
 };
 
@@ -506,6 +733,22 @@ std::optional<KernelLogEvent> parse_bandwidth_limited(std::string_view line) {
     event.capable = parse_speed_width(capable, capable_used);
   }
   return event;
+}
+
+std::optional<double> kernel_log_time(std::string_view line) {
+  line = trim_blanks(line);
+  if (line.empty()) return std::nullopt;
+  if (line.front() == '[') {
+    if (auto since_boot = monotonic_at(line, 0)) return since_boot;
+    return dmesg_wall_time(line);
+  }
+  // A syslog or journal line: the kernel's own stamp after "kernel: " is
+  // finer than the logger's, and what dmesg of the same boot would print.
+  if (const auto tag = line.find(" kernel: "); tag != std::string_view::npos && tag < 80) {
+    if (auto since_boot = monotonic_at(line, tag + 9)) return since_boot;
+  }
+  if (auto wall = syslog_time_at(line, 0)) return wall;
+  return iso_time(line);
 }
 
 bool is_kernel_log_line(std::string_view line) {

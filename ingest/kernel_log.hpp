@@ -21,9 +21,12 @@ enum class KernelEventKind {
   // link at <port> (capable of 126.016 Gb/s with 8.0 GT/s PCIe x16 link)":
   // pcie_report_downtraining() at enumeration (PCIE-FACTS 4.4).
   kBandwidthLimited,
-  kAerCorrected,            // "PCIe Bus Error: severity=Corrected"
-  kAerUncorrectedNonFatal,  // "severity=Uncorrected (Non-Fatal)"
-  kAerUncorrectedFatal,     // "severity=Uncorrected (Fatal)"
+  // "PCIe Bus Error: severity=Corrected" (6.x: "Correctable"), or a root
+  // port's "AER: [Multiple ]Corrected error received: ..." with no detail
+  // line after it (the detail is rate-limited, or the kernel predates it).
+  kAerCorrected,
+  kAerUncorrectedNonFatal,  // "severity=Uncorrected (Non-Fatal)" / "Uncorrectable (Non-Fatal)"
+  kAerUncorrectedFatal,     // "severity=Uncorrected (Fatal)" / "Uncorrectable (Fatal)"
   kSurpriseDown,            // "Surprise Down Error" / "[ 5] SDES" in an AER status dump
   kBandwidthNotification,   // bwctrl / "Link Bandwidth Notification" lines
   kGpuFellOffBus,           // "NVRM: Xid (PCI:0000:17:00): 79" or "NVRM: GPU ... has fallen off the bus"
@@ -43,6 +46,11 @@ struct KernelLogEvent {
   std::optional<LinkState> capable;
   std::optional<int> xid;  // kGpuFellOffBus from an Xid line
   std::string text;        // the line, quoted and cut for a note
+  // The line's time stamp in seconds (kernel_log_time), when it has one.
+  std::optional<double> time_s;
+  // AER errors: the names of the status bits the report listed ("RxErr",
+  // "BadTLP", "Replay Timer Timeout"), in the order printed.
+  std::vector<std::string> error_bits;
 };
 
 struct KernelLogCapture {
@@ -65,9 +73,23 @@ struct KernelLogCapture {
 // begins inside a pasted ticket (detect.hpp split_capture_sections).
 [[nodiscard]] bool is_kernel_log_line(std::string_view line);
 
+// The time stamp at the start of a kernel log line, in seconds on the clock
+// the log's format prints; nullopt for a line without one. Seconds since boot
+// for dmesg's "[  123.456789]" (also inside a syslog line, after "kernel: ",
+// which is preferred there for its resolution); seconds since 1970 for
+// dmesg -T's "[Thu Dec  3 10:00:00 2026]" and journalctl -o short-iso's
+// "2026-12-03T10:00:00+0100" (the offset applied); seconds since the start
+// of an arbitrary year for syslog's and journalctl's "Dec  3 10:00:00[.123]",
+// which print no year. So only differences between stamps of one log mean
+// anything, and only across less than a year.
+[[nodiscard]] std::optional<double> kernel_log_time(std::string_view line);
+
 // Reads every line; lines that are no PCIe event are skipped and counted.
-// Timestamps and syslog prefixes are ignored, messages are found anywhere in
-// the line. Errors when no line of the text has a kernel log's shape. An Xid
+// Messages are found anywhere in the line, whatever prefix it has (dmesg,
+// dmesg -T, journalctl -k short/short-iso/short-precise, syslog with or without
+// the kernel's own stamp); each event keeps the line's time stamp. A root
+// port's "AER: Corrected error received" line and the "PCIe Bus Error" line
+// that details it within the report are one error. Errors when no line of the text has a kernel log's shape. An Xid
 // other than 79 is not a bus event (74 is NVLink, 119/120 GSP): it is counted
 // in a note, not an event.
 // `first_line` is the number of the text's first line in the file it came

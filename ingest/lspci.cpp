@@ -57,6 +57,71 @@ std::optional<Header> parse_header(std::string_view line) {
   return Header{*slot, rest.substr(0, colon), rest.substr(colon + 2)};
 }
 
+// What stands before the lspci text on every line of a block that was pasted
+// with a prefix. The prefix is read off the block's header line, by its shape
+// alone, and stripped from the lines that follow: nothing inside a line is
+// guessed at.
+struct Prefix {
+  enum class Kind {
+    kNone,
+    kExact,       // "> " (a quote), "node01: " (pdsh), "Card: " (a script's label)
+    kLineNumber,  // "    12\t" (cat -n), "12: ", "12 | ": a new number on every line
+  };
+  Kind kind = Kind::kNone;
+  std::string text;  // kExact only
+};
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// "> ", ">> ", "> > ": a mail or forum quote.
+std::size_t quote_length(std::string_view line) {
+  std::size_t at = 0;
+  while (at < line.size() && line[at] == '>') {
+    ++at;
+    if (at < line.size() && line[at] == ' ') ++at;
+  }
+  return at;
+}
+
+// "    12\t", "12: ", "12:", "12 | ", "12| ", "12 ": an editor's or cat -n's
+// line number. One separator only, so that the indent of a detail line
+// after it is kept.
+std::size_t line_number_length(std::string_view line) {
+  std::size_t at = 0;
+  while (at < line.size() && line[at] == ' ') ++at;
+  const std::size_t digits = at;
+  while (at < line.size() && is_digit(line[at])) ++at;
+  if (at == digits || at - digits > 7 || at >= line.size()) return 0;
+  const std::string_view rest = line.substr(at);
+  if (rest.starts_with('\t')) return at + 1;
+  if (rest.starts_with(": ") || rest.starts_with("| ")) return at + 2;
+  if (rest.starts_with(" | ")) return at + 3;
+  if (rest.starts_with(':') || rest.starts_with('|') || rest.starts_with(' ')) return at + 1;
+  return 0;
+}
+
+// "Card: ", "node01: ", "gpu-a17.example.com: ": one word ending in a colon,
+// then blanks, at the very start of the line.
+std::size_t label_length(std::string_view line) {
+  constexpr std::size_t kLongestLabel = 64;
+  const std::size_t end = line.find_first_of(" \t");
+  if (end == 0 || end == std::string_view::npos || end > kLongestLabel || line[end - 1] != ':') return 0;
+  return line.find_first_not_of(" \t", end) == std::string_view::npos ? 0 : end + 1;
+}
+
+// The line without `prefix`, when it carries it; the line as it is otherwise.
+std::string_view strip_prefix(std::string_view line, const Prefix& prefix) {
+  switch (prefix.kind) {
+    case Prefix::Kind::kNone:
+      return line;
+    case Prefix::Kind::kExact:
+      return line.starts_with(prefix.text) ? line.substr(prefix.text.size()) : line;
+    case Prefix::Kind::kLineNumber:
+      return line.substr(line_number_length(line));
+  }
+  return line;
+}
+
 // The last "[vvvv:dddd]" of a -nn device name.
 std::optional<std::pair<std::uint16_t, std::uint16_t>> numeric_ids(std::string_view name) {
   constexpr std::size_t kIdsSize = 11;  // [10de:26b1]
@@ -250,6 +315,35 @@ void read_detail(std::string_view text, Block& block) {
   }
 }
 
+// A header line, as lspci prints it or behind one of the prefixes above,
+// with the prefix it was found behind.
+std::optional<std::pair<Header, Prefix>> find_header(std::string_view line) {
+  if (auto header = parse_header(line)) return std::pair{*header, Prefix{}};
+  if (const std::size_t quote = quote_length(line); quote > 0) {
+    if (auto header = parse_header(line.substr(quote))) {
+      return std::pair{*header, Prefix{Prefix::Kind::kExact, std::string(line.substr(0, quote))}};
+    }
+  }
+  if (const std::size_t number = line_number_length(line); number > 0) {
+    if (auto header = parse_header(line.substr(number)))
+      return std::pair{*header, Prefix{Prefix::Kind::kLineNumber, {}}};
+  }
+  if (const std::size_t label = label_length(line); label > 0) {
+    if (auto header = parse_header(line.substr(label))) {
+      return std::pair{*header, Prefix{Prefix::Kind::kExact, std::string(line.substr(0, label))}};
+    }
+  }
+  return std::nullopt;
+}
+
+// An indented line that can continue a block after an elision: lspci's detail
+// lines start with a word ("LnkSta:", "Capabilities:", "ClockPM+"); an
+// `lspci -t` tree's start with " |" or " +-", and stay out.
+bool continues_block(std::string_view trimmed) {
+  const char first = trimmed.front();
+  return (first >= 'A' && first <= 'Z') || (first >= 'a' && first <= 'z');
+}
+
 PortLinkReading link_of(const Block& block) {
   // A missing line makes both of its halves unknown, for one reason.
   const auto half = [](const std::optional<LinkHalf>& line, std::string_view key) {
@@ -278,6 +372,12 @@ void finish(std::optional<Block>& open, std::vector<LspciDevice>& devices, std::
     function.link = PortLinkReading::unknown(make_error(*block.unreadable));
   } else if (block.express) {
     if (block.express_link) function.link = link_of(block);
+  } else if (block.cap || block.sta) {
+    // A filtered capture (`lspci -vv | grep -E 'LnkCap|LnkSta'`): the link
+    // lines are there, the capability line that names the port type is not.
+    // No note: the same device's full block often follows, and its notes
+    // would be merged into it.
+    function.link = link_of(block);
   } else if (block.access_denied) {
     function.link = PortLinkReading::unknown(
         make_error("lspci could not read the capabilities ('Capabilities: <access denied>': run it as root)"));
@@ -294,56 +394,76 @@ void finish(std::optional<Block>& open, std::vector<LspciDevice>& devices, std::
 }  // namespace
 
 bool looks_like_lspci_vv(std::string_view text) {
-  bool after_header = false;
+  std::optional<Prefix> after_header;
   std::size_t start = 0;
   while (start < text.size()) {
     auto end = text.find('\n', start);
     if (end == std::string_view::npos) end = text.size();
     const std::string_view line = text.substr(start, end - start);
     start = end + 1;
-    if (parse_header(line)) {
-      after_header = true;
-    } else if (after_header && is_indented(line) && !trim_blanks(line).empty()) {
-      return true;
-    } else {
-      after_header = false;
+    if (auto header = find_header(line)) {
+      after_header = std::move(header->second);
+      continue;
     }
+    if (after_header) {
+      const std::string_view detail = strip_prefix(line, *after_header);
+      if (is_indented(detail) && !trim_blanks(detail).empty()) return true;
+    }
+    after_header.reset();
   }
   return false;
+}
+
+std::size_t lspci_line_prefix_length(std::string_view line) {
+  if (line.empty() || line.front() == '[') return 0;
+  if (const std::size_t quote = quote_length(line); quote > 0) return quote;
+  if (const std::size_t number = line_number_length(line); number > 0) return number;
+  return label_length(line);
 }
 
 Result<LspciCapture> parse_lspci(std::string_view text, std::string_view source) {
   LspciCapture capture;
   capture.source = std::string(source);
   std::optional<Block> open;
+  Prefix prefix;  // the open block's
+  // lspci ends every block with a blank line, but a paste also breaks one
+  // with elisions ("[ ... ]", "...", "[snip]"), comments and forum
+  // separators. So a block stays open until the next header: after such a
+  // line it is paused, and an indented detail line resumes it (the rest of
+  // the device the excerpt was cut from).
+  bool paused = false;
   std::size_t header_only = 0;
   std::size_t line_number = 0;
   std::size_t start = 0;
   while (start < text.size()) {
     auto end = text.find('\n', start);
     if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = text.substr(start, end - start);
+    const std::string_view raw = text.substr(start, end - start);
     start = end + 1;
     ++line_number;
-    const std::string_view trimmed = trim_blanks(line);
-    if (trimmed.empty()) {
-      finish(open, capture.devices, header_only);  // lspci ends every block with a blank line
-      continue;
-    }
     // A header may be indented too (a markdown code block indented by four).
-    if (const auto header = parse_header(line)) {
+    if (auto found = find_header(raw)) {
       finish(open, capture.devices, header_only);
       open.emplace();
       open->device.source = capture.source;
       open->device.line = line_number;
-      read_header(*header, *open);
+      read_header(found->first, *open);
+      prefix = std::move(found->second);
+      paused = false;
       continue;
     }
-    if (open && is_indented(line)) {
+    const std::string_view line = open ? strip_prefix(raw, prefix) : raw;
+    const std::string_view trimmed = trim_blanks(line);
+    if (trimmed.empty()) {
+      paused = true;
+      continue;
+    }
+    if (open && is_indented(line) && (!paused || continues_block(trimmed))) {
+      paused = false;
       read_detail(trimmed, *open);
       continue;
     }
-    finish(open, capture.devices, header_only);
+    paused = open.has_value();
     ++capture.skipped_lines;
   }
   finish(open, capture.devices, header_only);

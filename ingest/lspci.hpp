@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,6 +38,10 @@ struct LspciDevice {
   bool role_known = false;      // an `Express (vN) <type>` line named the port type
   std::optional<BusRange> bus;  // bridges only
   std::vector<std::string> notes;
+  // Readings another block of the same function filled in when merged
+  // ("LnkSta speed" -> "paste.txt:40"), so that a later contradiction names
+  // the line each value was read on.
+  std::map<std::string, std::string> filled_from;
   // Set by link_lspci_parents when no bridge of the capture leads to this
   // function's bus and the bus is not a root bus: its path is unknown.
   std::optional<std::string> placement_note;
@@ -59,6 +64,15 @@ struct LspciCapture {
 // `(downgraded)`, `(strange)` and `(overdriven)` annotations are ignored: the
 // judgement is recomputed from LnkCap and LnkSta on every hop.
 //
+// A block runs from its header to the next header: a blank line, an elision
+// ("[ ... ]", "...", "[snip]"), a comment or a separator pauses it, and an
+// indented detail line after that continues the same device. A block pasted
+// with a prefix on its lines (a quote's "> ", pdsh's "node01: ", a script's
+// "Card: " on the header only, line numbers) is read by stripping the prefix
+// its header line starts with from the lines that carry it. A block with
+// LnkCap/LnkSta but no Express capability line (a grep of lspci) has its link
+// read from them, its port type left to the tree.
+//
 // Each LnkCap/LnkSta half that cannot be read becomes an error Reading that
 // quotes the text. A block with no Express capability has no link (nullopt);
 // one whose capabilities lspci could not read (`<access denied>`: run without
@@ -70,7 +84,15 @@ struct LspciCapture {
 
 // True when `text` holds at least one device header line followed by an
 // indented detail line: lspci -v/-vv/-vvv output, not a plain `lspci` list.
+// The header may carry a prefix (see parse_lspci), and the detail line the
+// same prefix or none.
 [[nodiscard]] bool looks_like_lspci_vv(std::string_view text);
+
+// The length of the prefix shape a pasted lspci line may start with (a
+// quote's "> ", a line number, a "word: " label); 0 when it starts with none.
+// Only the shape is checked: whether an lspci header follows is the caller's
+// question (detect.cpp's section split).
+[[nodiscard]] std::size_t lspci_line_prefix_length(std::string_view line);
 
 // The speed token of LnkCap/LnkSta: "2.5GT/s", "5GT/s", "8GT/s", "16GT/s",
 // "32GT/s", "64GT/s", "128GT/s". "unknown" (any case) and anything else are

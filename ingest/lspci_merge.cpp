@@ -53,6 +53,7 @@ class Merger {
     if (!theirs) return;
     if (!mine) {
       mine = theirs;
+      filled(what);
     } else if (!(mine.value() == theirs.value())) {
       conflict(what, show(mine.value()), show(theirs.value()));
     }
@@ -64,15 +65,28 @@ class Merger {
     if (!mine_known) {
       mine = theirs;
       mine_known = true;
+      filled(what);
     } else if (!(mine == theirs)) {
       conflict(what, show(mine), show(theirs));
     }
   }
 
   void conflict(std::string_view what, const std::string& mine, const std::string& theirs) {
-    kept_.notes.push_back(std::string(what) + ": " + origin(kept_) + " reads " + mine + ", " + origin(other_) +
-                          " reads " + theirs + "; kept " + origin(kept_));
+    const auto filled_at = kept_.filled_from.find(std::string(what));
+    const std::string mine_at = filled_at == kept_.filled_from.end() ? origin(kept_) : filled_at->second;
+    kept_.notes.push_back(std::string(what) + ": " + mine_at + " reads " + mine + ", " + origin_of(what) + " reads " +
+                          theirs + "; kept " + mine_at);
   }
+
+ private:
+  // Where `other_` read `what`: its own block, or the block it was filled from.
+  std::string origin_of(std::string_view what) const {
+    const auto at = other_.filled_from.find(std::string(what));
+    return at == other_.filled_from.end() ? origin(other_) : at->second;
+  }
+
+ public:
+  void filled(std::string_view what) { kept_.filled_from[std::string(what)] = origin_of(what); }
 
  private:
   LspciDevice& kept_;
@@ -94,6 +108,9 @@ void merge_into(LspciDevice& kept, const LspciDevice& other) {
   merge.reading(mine.numa_node, theirs.numa_node, "NUMA node");
   if (!mine.link) {
     mine.link = theirs.link;
+    if (theirs.link) {
+      for (std::string_view what : {"LnkCap speed", "LnkCap width", "LnkSta speed", "LnkSta width"}) merge.filled(what);
+    }
   } else if (theirs.link) {
     merge.reading(mine.link->max_speed, theirs.link->max_speed, "LnkCap speed");
     merge.reading(mine.link->max_width, theirs.link->max_width, "LnkCap width");

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdio>
 #include <utility>
 
 #include "ingest/lspci_text.hpp"
@@ -53,6 +54,8 @@ enum class Field {
   kProductName,
   kBusId,
   kDeviceId,
+  kBaseClass,
+  kSubClass,
   kGenMax,
   kGenCurrent,
   kGenDeviceMax,
@@ -89,6 +92,8 @@ Field field_of(const std::vector<Section>& sections, std::string_view name) {
   if (in({"PCI"})) {
     if (iequals(name, "Bus Id")) return Field::kBusId;
     if (iequals(name, "Device Id")) return Field::kDeviceId;
+    if (iequals(name, "Base Classcode")) return Field::kBaseClass;
+    if (iequals(name, "Sub Classcode")) return Field::kSubClass;
     if (iequals(name, "Replays Since Reset")) return Field::kReplays;
     if (iequals(name, "Replay Number Rollovers")) return Field::kRollovers;
     if (iequals(name, "Tx Throughput")) return Field::kTx;
@@ -147,7 +152,8 @@ class Reader {
                         ": no GPU block found (expected `nvidia-smi -q` output with lines like "
                         "'GPU 00000000:17:00.0')");
     }
-    for (const NvidiaSmiGpu& gpu : capture_.gpus) {
+    for (NvidiaSmiGpu& gpu : capture_.gpus) {
+      settle_gpu_ids(gpu);
       if (!gpu.nvml.current_gen && !gpu.nvml.current_width) {
         capture_.notes.push_back(origin(gpu.line) + ": GPU " + to_string(gpu.bdf) +
                                  " has no readable GPU Link Info (PCIe generation and width)");
@@ -245,6 +251,16 @@ class Reader {
         }
         if (!not_available(value)) unreadable(name, value, number);
         return;
+      case Field::kBaseClass:
+      case Field::kSubClass: {
+        const auto byte = parse_smi_class_byte(value);
+        if (!byte) {
+          if (!not_available(value)) unreadable(name, value, number);
+          return;
+        }
+        set_class_byte(*gpu_, which == Field::kBaseClass, *byte);
+        return;
+      }
       case Field::kGenMax:
         return set(nvml.max_gen, parse_smi_generation(value), "PCIe Generation Max", value, number);
       case Field::kGenCurrent:
@@ -282,6 +298,43 @@ class Reader {
 };
 
 }  // namespace
+
+std::optional<std::uint8_t> parse_smi_class_byte(std::string_view text) {
+  std::string_view digits = trim_blanks(text);
+  if (digits.starts_with("0x") || digits.starts_with("0X")) digits.remove_prefix(2);
+  if (digits.empty() || digits.size() > 2) return std::nullopt;
+  std::uint8_t byte = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), byte, 16);
+  if (ec != std::errc{} || end != digits.data() + digits.size()) return std::nullopt;
+  return byte;
+}
+
+void set_class_byte(NvidiaSmiGpu& gpu, bool base, std::uint8_t byte) {
+  const unsigned code = gpu.class_code.value_or(0);
+  gpu.class_code =
+      static_cast<std::uint16_t>(base ? (code & 0x00ffU) | (unsigned{byte} << 8U) : (code & 0xff00U) | byte);
+}
+
+void settle_gpu_ids(NvidiaSmiGpu& gpu) {
+  constexpr std::uint16_t kNvidia = 0x10de;
+  if (!gpu.vendor_id || *gpu.vendor_id == kNvidia) return;
+  const bool display_class = gpu.class_code && (*gpu.class_code >> 8U) == 0x03;
+  bool nvidia_name = false;
+  if (gpu.nvml.name) {
+    for (std::string_view brand : {"NVIDIA", "Tesla", "Quadro", "GeForce", "TITAN", "GRID"}) {
+      nvidia_name = nvidia_name || std::string_view(*gpu.nvml.name).starts_with(brand);
+    }
+  }
+  if (!display_class && !nvidia_name) return;
+  char printed[16];
+  std::snprintf(printed, sizeof printed, "%04x%04x", gpu.device_id.value_or(0), *gpu.vendor_id);
+  gpu.notes.push_back(gpu.source + ":" + std::to_string(gpu.line) + ": Device Id " + quoted(printed) +
+                      " names vendor " + std::string(printed + 4) + ", not NVIDIA's 10de; taken as an NVIDIA GPU by " +
+                      (nvidia_name ? "its product name " + quoted(*gpu.nvml.name) : std::string("its display class")) +
+                      ", device id unknown");
+  gpu.vendor_id = kNvidia;
+  gpu.device_id.reset();
+}
 
 Result<PciAddress> parse_nvidia_smi_bus_id(std::string_view text) {
   const std::string_view id = trim_blanks(text);

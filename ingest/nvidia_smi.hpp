@@ -29,8 +29,14 @@ struct NvidiaSmiGpu {
   // left false: the caller decides from captured_busy().
   NvmlGpuLink nvml;
   std::optional<std::uint64_t> replay_rollovers;
-  std::optional<std::uint16_t> vendor_id;  // from "Device Id : 0x233010DE"
+  // From "Device Id : 0x233010DE" (device high, vendor low). Some drivers
+  // print ids that name no vendor (an A10G's "000000DE"): settle_gpu_ids
+  // then takes the GPU for NVIDIA's by its class or product name.
+  std::optional<std::uint16_t> vendor_id;
   std::optional<std::uint16_t> device_id;
+  // "Base Classcode : 0x3" and "Sub Classcode : 0x2" -> 0x0302 (text only;
+  // drivers since about 2022 print them, the XML does not).
+  std::optional<std::uint16_t> class_code;
   std::vector<std::string> notes;
 };
 
@@ -42,6 +48,19 @@ struct NvidiaSmiCapture {
   // header: prompts, markdown, other commands' output pasted around it.
   std::size_t skipped_lines = 0;
 };
+
+// Whether the GPU is NVIDIA's when its Device Id says another vendor: a
+// display or 3D controller class (0x03xx), or a product name of NVIDIA's
+// ("NVIDIA A10G", "Tesla T4", "Quadro", "GeForce", "TITAN") makes it one.
+// Then vendor_id becomes 0x10de, the implausible device id is dropped and a
+// note quotes what was printed; otherwise the ids stay as printed. Called by
+// both parsers on every GPU once its block is read.
+void settle_gpu_ids(NvidiaSmiGpu& gpu);
+
+// "0x3" / "3" / "02" (Base/Sub Classcode, <pci_base_class>): one hex byte.
+[[nodiscard]] std::optional<std::uint8_t> parse_smi_class_byte(std::string_view text);
+// Sets the base (high) or sub (low) byte of gpu.class_code.
+void set_class_byte(NvidiaSmiGpu& gpu, bool base, std::uint8_t byte);
 
 // True when the text holds nvidia-smi -q's banner ("==NVSMI LOG==") or a
 // "GPU 00000000:17:00.0" header followed by an indented "Product Name" or

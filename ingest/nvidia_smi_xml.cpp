@@ -63,6 +63,9 @@ class GpuReader {
     read(nvml.rx_kbps, child(pci, "rx_util"), parse_smi_kbps);
     read(nvml.pstate, child(element, "performance_state"), parse_smi_pstate);
     read(nvml.utilization_gpu_percent, child(child(element, "utilization"), "gpu_util"), parse_smi_percent);
+    // DTD v12 and later: <pci_base_class>3</pci_base_class>, <pci_sub_class>2</pci_sub_class>.
+    if (auto base = parse_smi_class_byte(text_of(child(pci, "pci_base_class")))) set_class_byte(gpu_, true, *base);
+    if (auto sub = parse_smi_class_byte(text_of(child(pci, "pci_sub_class")))) set_class_byte(gpu_, false, *sub);
     // <pci_device_id>233010DE</pci_device_id>: device id high, vendor low.
     if (auto ids = parse_hex_exact(text_of(child(pci, "pci_device_id")), 8)) {
       gpu_.device_id = static_cast<std::uint16_t>(*ids >> 16);
@@ -126,6 +129,7 @@ Result<NvidiaSmiCapture> parse_nvidia_smi_xml(std::string_view text, std::string
     gpu.line = line;
     gpu.link_line = line;
     GpuReader(gpu, capture.source).read_gpu(element);
+    settle_gpu_ids(gpu);
     capture.gpus.push_back(std::move(gpu));
   }
   if (capture.gpus.empty()) return make_error(capture.source + ": <nvidia_smi_log> holds no <gpu> element");

@@ -37,6 +37,11 @@ struct CapturedEvent {
   std::string source;    // the file's name as given ("dmesg.txt", "stdin")
   std::size_t line = 0;  // 1-based line in that file
   std::string text;      // the line as the parser quoted it (cut, control bytes replaced)
+  // The line's time stamp in seconds, when it has one (ingest/kernel_log.hpp
+  // kernel_log_time): since boot for dmesg's "[  12.345678]", since 1970 or
+  // the start of a year for wall-clock stamps. Only differences between the
+  // events of one source mean anything; a burst of errors is measured so.
+  std::optional<double> time_s;
 };
 
 [[nodiscard]] std::string_view to_string(CapturedEvent::Kind kind);

@@ -87,6 +87,8 @@ std::string_view to_string(ReasonCode code) {
       return "no_link_to_judge_against";
     case ReasonCode::kNothingJudged:
       return "nothing_judged";
+    case ReasonCode::kCorrectableErrorBurstLogged:
+      return "correctable_error_burst_logged";
   }
   return "";  // not a code: all_reason_codes stops here
 }

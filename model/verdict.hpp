@@ -51,12 +51,14 @@ enum class ReasonCode {
   kLinkDroppedDuringSoak,           // "link_dropped_during_soak": a round whose best loaded state was low
   kGpuUnresponsive,                 // "gpu_unresponsive": a copy on the GPU missed its deadline; it was retired
   // Schema 1.5: what the evidence can prove (DESIGN.md "A verdict says exactly what its evidence proves").
-  kLinkAtOwnCapability,   // "link_at_own_capability" (a pass): the device runs at the most it can reach; the
-                          // hops above it were not in the evidence and were not judged
-  kNoLinkBudget,          // "no_link_budget": a measured GPU whose link budget the evidence cannot give
-  kBandwidthAboveBudget,  // "bandwidth_above_budget": more than the budget allows, so the budget is wrong
-  kNoLinkToJudgeAgainst,  // "no_link_to_judge_against": tool numbers with no link stated or captured
-  kNothingJudged,         // "nothing_judged": the evidence held nothing to judge (an empty tree, no links)
+  kLinkAtOwnCapability,          // "link_at_own_capability" (a pass): the device runs at the most it can reach; the
+                                 // hops above it were not in the evidence and were not judged
+  kNoLinkBudget,                 // "no_link_budget": a measured GPU whose link budget the evidence cannot give
+  kBandwidthAboveBudget,         // "bandwidth_above_budget": more than the budget allows, so the budget is wrong
+  kNoLinkToJudgeAgainst,         // "no_link_to_judge_against": tool numbers with no link stated or captured
+  kNothingJudged,                // "nothing_judged": the evidence held nothing to judge (an empty tree, no links)
+  kCorrectableErrorBurstLogged,  // "correctable_error_burst_logged": a kernel log's correctable errors on one
+                                 // port came faster than a link within the spec's bit error rate can log
 };
 
 // The code's stable name; "" for a value that is not a code.

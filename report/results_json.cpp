@@ -284,6 +284,8 @@ Json captured_event_json(const CapturedEvent& event) {
   out["source"] = event.source;
   out["line"] = event.line;
   out["text"] = event.text;
+  // Optional (schema 1.x): written only when the line had a time stamp.
+  if (event.time_s) out["time_s"] = *event.time_s;
   return out;
 }
 

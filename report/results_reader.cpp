@@ -467,6 +467,7 @@ CapturedEvent read_captured_event(DocumentReader& in, const Node& node) {
   event.source = in.text(in.member(node, "source"));
   event.line = static_cast<std::size_t>(in.count(in.member(node, "line")));
   event.text = in.text(in.member(node, "text"));
+  if (const auto time = in.member_if_present(node, "time_s")) event.time_s = in.number_or_null(*time);
   return event;
 }
 

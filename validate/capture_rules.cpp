@@ -4,6 +4,7 @@
 #include <map>
 #include <utility>
 
+#include "validate/event_rate_rules.hpp"
 #include "validate/link_rules.hpp"
 #include "validate/stated_link_rules.hpp"
 
@@ -254,6 +255,7 @@ std::vector<Verdict> judge_captured(const Evidence& evidence, const ThresholdPro
   for (Verdict& verdict : judge_captured_events(evidence, evidence.captured_events)) {
     verdicts.push_back(std::move(verdict));
   }
+  for (Verdict& verdict : judge_captured_rates(evidence, profile).verdicts) verdicts.push_back(std::move(verdict));
   return verdicts;
 }
 

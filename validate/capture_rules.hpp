@@ -45,7 +45,8 @@ namespace pcieval {
 // Every verdict captured evidence adds to the rules of a live run, in this
 // order: the tool numbers (judge_tool_bandwidth against evidence.stated_link
 // or the captured path, then judge_nccl_tests_bandwidth against the stated
-// link, each citing its line), then the kernel events (judge_captured_events).
+// link, each citing its line), the kernel events (judge_captured_events), then
+// bursts of correctable errors (judge_captured_rates, event_rate_rules.hpp).
 // GPUs only nvidia-smi describes are judge_links' (held to nvidia-smi's Max,
 // validate/expectation.hpp), like any device without a port above it. Empty for the evidence
 // of a live run, which has no capture lines, events or tool numbers.

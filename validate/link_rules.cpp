@@ -156,8 +156,9 @@ std::string remediation_for(ReasonCode code, const Link* link) {
     case ReasonCode::kLinkAtOwnCapability:
     case ReasonCode::kNoLinkBudget:  // judged in bandwidth_rules.cpp
     case ReasonCode::kBandwidthAboveBudget:
-    case ReasonCode::kNoLinkToJudgeAgainst:  // judged in stated_link_rules.cpp
-    case ReasonCode::kNothingJudged:         // judged in judge.cpp
+    case ReasonCode::kNoLinkToJudgeAgainst:         // judged in stated_link_rules.cpp
+    case ReasonCode::kNothingJudged:                // judged in judge.cpp
+    case ReasonCode::kCorrectableErrorBurstLogged:  // judged in event_rate_rules.cpp
       return "";
     case ReasonCode::kGpusMissing:
       return "Compare `nvidia-smi -L` and `lspci -d 10de:` with the node's inventory; a GPU that fell off the bus "

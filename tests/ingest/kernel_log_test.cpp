@@ -196,7 +196,9 @@ std::vector<MarkerLine> marker_lines() {
       {"pcieport 0000:c0:01.1: bwctrl: 16.0 GT/s PCIe x16 link", KernelEventKind::kBandwidthNotification},
       {"pcieport 0000:c0:01.1: Link Bandwidth Notification", KernelEventKind::kBandwidthNotification},
       {"pcieport 0000:c0:01.1: bw_notification: link changed", KernelEventKind::kBandwidthNotification},
-      {"pcieport 0000:c0:01.1: AER: Corrected error received: 0000:c1:00.0", std::nullopt},
+      // A root port's announcement with no detail line after it is the
+      // error itself (the detail is rate-limited, or the kernel predates it).
+      {"pcieport 0000:c0:01.1: AER: Corrected error received: 0000:c1:00.0", KernelEventKind::kAerCorrected},
       {"nvidia 0000:c1:00.0:   device [10de:26b1] error status/mask=00000001/0000e000", std::nullopt},
   };
 }
