@@ -31,8 +31,9 @@ Verdict nothing_judged(const Evidence& evidence) {
                                        ", none with a PCIe link, and no measurement with a link to hold it against");
   if (!evidence.sysfs_root.empty()) verdict.reason += " (PCI tree read from " + evidence.sysfs_root + ")";
   verdict.remediation =
-      "Give pcieval evidence it can judge: run `pcieval check` as root on the node (in a container, mount the host's "
-      "/sys), or capture `sudo lspci -vv` of the whole machine and `nvidia-smi -q`.";
+      "Nothing here exposes a PCIe link (a VM's virtio devices, integrated controllers, or a container without the "
+      "host's /sys): on a GPU node run `pcieval check` as root with the host's /sys, or capture `sudo lspci -vv` of "
+      "the whole machine and `nvidia-smi -q` and give them to `pcieval diagnose`.";
   return verdict;
 }
 

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "cli/cli_runner.hpp"
+#include "cli/diagnose_runner.hpp"
 #include "report/schema_validation.hpp"
 
 namespace pcieval::testing {
@@ -20,10 +20,6 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
 
-std::string capture(const std::string& name) {
-  return (std::filesystem::path(PCIEVAL_SOURCE_DIR) / "tests" / "fixtures" / "captures" / name).string();
-}
-
 const std::string kForumP100 = capture("lspci_forum_broadwell_p100_elided.txt");
 const std::string kSyslogP100 = capture("syslog_broadwell_p100_port_02_0_corrected_burst.txt");
 const std::string kCardGrep = capture("lspci_script_card_grep_2x_rtx3090.txt");
@@ -35,19 +31,6 @@ const std::string kDmesgT = capture("dmesg_T_spr_l40s_riser_16_01_0_correctable_
 const std::string kG5Text = capture("nvsmi_aws_g5_12xlarge_4xa10g_replays.txt");
 const std::string kG5Xml = capture("nvsmi_aws_g5_xlarge_a10g_odd_device_id.xml");
 
-std::vector<std::string> verdicts_of(const json& document) {
-  std::vector<std::string> out;
-  for (const json& v : document["verdicts"]) {
-    std::string line =
-        v["subject"].get<std::string>() + " " + v["status"].get<std::string>() + " " + v["code"].get<std::string>();
-    if (!v["link"].is_null()) {
-      line += " " + v["link"]["downstream"].get<std::string>() + "<->" + v["link"]["upstream"].get<std::string>();
-    }
-    out.push_back(line);
-  }
-  return out;
-}
-
 std::string notes_of(const json& document) {
   std::string notes;
   for (const json& note : document["notes"]) notes += note.get<std::string>() + "\n";
@@ -58,19 +41,7 @@ std::string notes_of(const json& document) {
   return notes;
 }
 
-class DiagnosePastesTest : public ScratchDirTest {
- protected:
-  std::pair<int, json> diagnose(const std::vector<std::string>& files, const std::string& more = "") {
-    std::string args = "diagnose -q";
-    for (const auto& file : files) args += " " + shell_quote(file);
-    const std::string out = path("out.json");
-    const CliRun run = run_pcieval(args + " -o " + shell_quote(out) + " " + more);
-    EXPECT_TRUE(run.err.empty()) << run.err;
-    const std::string text = slurp(out);
-    EXPECT_THAT(schema_errors(text), IsEmpty());
-    return {run.exit_code, json::parse(text, nullptr, false)};
-  }
-};
+using DiagnosePastesTest = DiagnoseRunner;
 
 TEST_F(DiagnosePastesTest, ForumPostCutByElisionsIsReadWhole) {
   const auto [exit_code, document] = diagnose({kForumP100});

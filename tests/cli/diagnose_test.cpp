@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "cli/cli_runner.hpp"
+#include "cli/diagnose_runner.hpp"
 #include "report/schema_validation.hpp"
 
 namespace pcieval::testing {
@@ -20,45 +20,12 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-std::string capture(const std::string& name) {
-  return (std::filesystem::path(PCIEVAL_SOURCE_DIR) / "tests" / "fixtures" / "captures" / name).string();
-}
-
 const std::string kEscFull = capture("lspci_esc8000a_e12_idle_gpus_highpoint_x1.txt");
 const std::string kIcelakePlx = capture("lspci_icelake_plx_a100_uplink_gen3_pciutils36.txt");
 const std::string kEscGpu41 = capture("lspci_esc8000a_e12_gpu_41_only.txt");
 const std::string kEscRootPort40 = capture("lspci_esc8000a_e12_root_port_40_01_1.txt");
 
-// "subject status code [downstream<->upstream]" per verdict.
-std::vector<std::string> verdicts_of(const json& document) {
-  std::vector<std::string> out;
-  for (const json& v : document["verdicts"]) {
-    std::string line =
-        v["subject"].get<std::string>() + " " + v["status"].get<std::string>() + " " + v["code"].get<std::string>();
-    if (!v["link"].is_null()) {
-      line += " " + v["link"]["downstream"].get<std::string>() + "<->" + v["link"]["upstream"].get<std::string>();
-    }
-    out.push_back(line);
-  }
-  return out;
-}
-
-class DiagnoseTest : public ScratchDirTest {
- protected:
-  // Runs `diagnose -q <files> -o out.json`, checks the document against the
-  // schema and returns it with the exit code.
-  std::pair<int, json> diagnose(const std::vector<std::string>& files, const std::string& more = "") {
-    std::string args = "diagnose -q";
-    for (const auto& file : files) args += " " + shell_quote(file);
-    const std::string out = path("out.json");
-    const CliRun run = run_pcieval(args + " -o " + shell_quote(out) + " " + more);
-    EXPECT_TRUE(run.out.empty()) << run.out;
-    EXPECT_TRUE(run.err.empty()) << run.err;
-    const std::string text = slurp(out);
-    EXPECT_THAT(schema_errors(text), IsEmpty());
-    return {run.exit_code, json::parse(text, nullptr, false)};
-  }
-};
+using DiagnoseTest = DiagnoseRunner;
 
 TEST_F(DiagnoseTest, Esc8000aIdleGpusAreInconclusiveAndTheX1RaidCardFails) {
   const auto [exit_code, document] = diagnose({kEscFull});
