@@ -49,8 +49,12 @@ TEST_F(DeadlineOnGpu, WorkPastTheDeadlineIsAnErrorAndRetiresTheDevice) {
   Stream stream = take(Stream::create(0));
   EventPair events = take(EventPair::create(0));
   latch.arm();
-  ASSERT_TRUE(latch.hold(stream).ok());
+  // Start event before the hold, end event after it: the pair then spans the
+  // latch's whole hold (at least the 0.2 s waited below). Recorded after the
+  // hold, both would fire together when the latch opens and time nothing
+  // (latch_test.cpp records in this order too).
   ASSERT_TRUE(events.record_start(stream).ok());
+  ASSERT_TRUE(latch.hold(stream).ok());
   ASSERT_TRUE(events.record_end(stream).ok());
 
   const auto started = std::chrono::steady_clock::now();
