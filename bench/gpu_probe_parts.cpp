@@ -44,7 +44,9 @@ void keep_until_exit(NumaBuffer buffer) {
 std::string gpu_error(const GpuTarget& gpu, const std::string& message) { return "GPU " + gpu.name + ": " + message; }
 
 void add_gpu_fault(ProbeOutput& output, const GpuTarget& gpu, std::string error) {
-  const bool retired = gpu.ordinal >= 0 && cuda_device_retired(gpu.ordinal);
+  // Marked retired (gpu_unresponsive) only when work of the GPU hung; a GPU
+  // retired because host work for it was slow (pinning) is not judged.
+  const bool retired = gpu.ordinal >= 0 && cuda_device_hung(gpu.ordinal);
   output.gpu_faults.push_back({gpu.address, std::move(error), retired});
 }
 
