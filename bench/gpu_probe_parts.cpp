@@ -198,7 +198,12 @@ Result<LaneSetup> set_up_lane(const ProbeContext& context, const GpuTarget& gpu,
     if (cuda_device_retired(gpu.ordinal)) keep_until_exit(std::move(buffer).value());
     return lane.error();
   }
-  return LaneSetup{std::move(buffer).value(), std::make_unique<CopyLane>(std::move(lane).value()), placement};
+  LaneSetup setup{std::move(buffer).value(), std::make_unique<CopyLane>(std::move(lane).value()), placement};
+  // Placement was checked before pinning; registration may have migrated
+  // pages, and a number measured from the wrong node would be judged as if
+  // local. (Destroying the setup unregisters before the buffer is freed.)
+  if (auto still = setup.buffer.verify_node(); !still) return make_error("host buffer: " + still.error().message);
+  return setup;
 }
 
 // The placement of several lanes together: one node if they share it.
