@@ -5,7 +5,7 @@ BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 ARGS ?=
 
-.PHONY: all deps build binary run test test-sanitize bench format tidy clean
+.PHONY: all deps build binary run test test-sanitize bench format tidy clean gpu-check
 
 all: build
 
@@ -54,6 +54,17 @@ test-sanitize: deps
 	HWLOC_COMPONENTS=-pci ASAN_OPTIONS=halt_on_error=1:detect_leaks=0:$(SANITIZE_ASAN) \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	  ctest --test-dir $(SANITIZE_DIR) --output-on-failure -j $(JOBS) -R '^MpiFleet\.'
+
+# The one command a session lent a GPU runs (scripts/gpu-check.sh,
+# docs/measuring-on-a-gpu.md): builds only pcieval, test_gpu and the reference
+# copy benchmark (or uses a prebuilt folder: GPU_CHECK_ARGS="-b build"), then,
+# within 4 minutes, captures the environment, runs every GPU test alone with
+# a timeout, the reference, and pcieval check --full, and writes summary.md
+# into $$OUT (or ./gpu-check-<time>). No Debian packages are installed: a GPU
+# node lent for minutes may have no network.
+GPU_CHECK_ARGS ?=
+gpu-check:
+	scripts/gpu-check.sh -j $(JOBS) $(GPU_CHECK_ARGS)
 
 bench: build
 	@scripts/install-deps.sh --bench

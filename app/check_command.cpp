@@ -4,10 +4,12 @@
 #include <iostream>
 
 #include "app/commands.hpp"
+#include "app/reference_copy.hpp"
 #include "app/stop_signal.hpp"
 #include "model/results.hpp"
 #include "report/atomic_file.hpp"
 #include "report/html.hpp"
+#include "report/input_file.hpp"
 #include "report/junit.hpp"
 #include "report/profile_json.hpp"
 #include "report/prometheus.hpp"
@@ -59,6 +61,9 @@ std::optional<ThresholdProfile> load_profile(const std::string& path) {
   return std::move(profile).value();
 }
 
+// pcieval-copy-reference prints well under a kilobyte.
+constexpr std::size_t kMaxReferenceBytes = std::size_t{1} << 20;
+
 }  // namespace
 
 int run_check(const CheckOptions& options) {
@@ -67,6 +72,21 @@ int run_check(const CheckOptions& options) {
   const StopOnSignal stop;
   JudgeOptions judge_options = options.judge;
   Results results;
+  // A bad reference file is found before the probes run, not after.
+  std::optional<ReferenceRun> reference;
+  if (options.reference_path) {
+    auto text = read_input_file(*options.reference_path, kMaxReferenceBytes, "pcieval-copy-reference output");
+    if (!text) {
+      print_error("--reference: " + text.error().message);
+      return kExitUsage;
+    }
+    auto parsed = parse_reference_run(text.value());
+    if (!parsed) {
+      print_error("--reference: " + *options.reference_path + ": " + parsed.error().message);
+      return kExitUsage;
+    }
+    reference = std::move(parsed).value();
+  }
   // A bad profile is found before a 30-minute soak, not after it.
   if (judge_options.profile_path) {
     auto profile = load_profile(*judge_options.profile_path);
@@ -108,6 +128,7 @@ int run_check(const CheckOptions& options) {
       }
     };
     measure(found, options.probes, &stop.flag(), after_round);
+    if (reference) found.reference_copies = compare_with_reference(*reference, found.measurements);
   }
   if (const int signal = stop.flag().load(); signal != 0 && !found.interrupted) found.interrupted = signal_name(signal);
   if (!any_gpu) {

@@ -64,6 +64,9 @@ struct CheckOptions {
   SourceOptions sources;
   JudgeOptions judge;
   ProbeOptions probes;
+  // --reference FILE: pcieval-copy-reference's JSON, recorded beside this
+  // run's h2d_ce/d2h_ce (app/reference_copy.hpp).
+  std::optional<std::string> reference_path;
 };
 
 struct ValidateOptions {

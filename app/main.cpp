@@ -194,6 +194,11 @@ int run(int argc, char** argv) {
   quick_flag->excludes(full_flag)->excludes(no_probes_flag);
   full_flag->excludes(no_probes_flag);
   check_cmd->add_flag("--list-probes", list_probes, "List every probe with what it measures, then exit");
+  check_cmd
+      ->add_option("--reference", check.reference_path,
+                   "Record pcieval-copy-reference's JSON (FILE) beside this run's h2d_ce/d2h_ce of its GPU, with "
+                   "their ratio (make gpu-check)")
+      ->type_name("FILE");
   // A soak: the burn-in of a node before it joins a cluster.
   CLI::Option* rounds_flag =
       check_cmd

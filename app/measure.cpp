@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -13,6 +14,9 @@
 
 #include "app/commands.hpp"
 #include "app/stop_signal.hpp"
+#include "bench/gpu_groups.hpp"
+#include "bench/gpu_preconditions.hpp"
+#include "bench/nccl_probe.hpp"
 #include "bench/probe.hpp"
 #include "bench/progress.hpp"
 #include "topology/error_counters.hpp"
@@ -24,7 +28,13 @@ namespace pcieval::app {
 
 void measure(Evidence& evidence, const ProbeOptions& options, const std::atomic<int>* stop,
              const std::function<void(const Evidence&)>& after_round) {
-  const RunConfig& config = options.config;
+  // The environment is read and written here, before this run starts any
+  // thread (NVML's worker, the link sampler, the progress ticker): setenv
+  // races with getenv in other threads. NCCL's variables are set once for
+  // the whole run, not by the probe that needs them (nccl_probe.hpp).
+  RunConfig config = options.config;
+  config.cuda_launch_blocking = launch_blocking_requested(std::getenv("CUDA_LAUNCH_BLOCKING"));
+  prepare_nccl_environment(gpus_of(evidence).size() >= 2);
   evidence.probe_settings =
       ProbeSettings{std::string(to_string(config.mode)), config.size_bytes, config.warmup_trials, config.trials};
 
@@ -52,6 +62,18 @@ void measure(Evidence& evidence, const ProbeOptions& options, const std::atomic<
   std::optional<NvmlReader> reader;
   if (nvml) reader.emplace(*nvml);
   const NvmlReader* nvml_reader = reader ? &*reader : nullptr;
+  // Confidential-computing mode: the pinned probes cannot run there, and
+  // say so instead of failing one by one.
+  std::optional<bool> confidential_computing;
+  if (nvml_reader != nullptr) {
+    if (auto cc = nvml_reader->read_confidential_computing()) {
+      confidential_computing = cc.value();
+      if (cc.value()) {
+        evidence.notes.push_back(
+            "the GPUs run in confidential-computing mode: probes that pin or map host memory are skipped");
+      }
+    }
+  }
 
   // Counters of every port a GPU's copies cross: a rise between the reads is
   // a link that retried under this load. Every device's totals are already in
@@ -85,6 +107,7 @@ void measure(Evidence& evidence, const ProbeOptions& options, const std::atomic<
   const ProbeRegistry registry = make_probe_registry();
   ProbeContext context{evidence, config, topology ? &*topology : nullptr, &load};
   context.stop = stop;
+  context.confidential_computing = confidential_computing;
   if (options.soak()) evidence.soak = SoakRecord{options.rounds, options.duration_s, false, {}};
 
   // One round is a plain check. The sampler restarts each round (its clock

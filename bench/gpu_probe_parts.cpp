@@ -44,7 +44,9 @@ void keep_until_exit(NumaBuffer buffer) {
 std::string gpu_error(const GpuTarget& gpu, const std::string& message) { return "GPU " + gpu.name + ": " + message; }
 
 void add_gpu_fault(ProbeOutput& output, const GpuTarget& gpu, std::string error) {
-  const bool retired = gpu.ordinal >= 0 && cuda_device_retired(gpu.ordinal);
+  // Marked retired (gpu_unresponsive) only when work of the GPU hung; a GPU
+  // retired because host work for it was slow (pinning) is not judged.
+  const bool retired = gpu.ordinal >= 0 && cuda_device_hung(gpu.ordinal);
   output.gpu_faults.push_back({gpu.address, std::move(error), retired});
 }
 
@@ -196,7 +198,12 @@ Result<LaneSetup> set_up_lane(const ProbeContext& context, const GpuTarget& gpu,
     if (cuda_device_retired(gpu.ordinal)) keep_until_exit(std::move(buffer).value());
     return lane.error();
   }
-  return LaneSetup{std::move(buffer).value(), std::make_unique<CopyLane>(std::move(lane).value()), placement};
+  LaneSetup setup{std::move(buffer).value(), std::make_unique<CopyLane>(std::move(lane).value()), placement};
+  // Placement was checked before pinning; registration may have migrated
+  // pages, and a number measured from the wrong node would be judged as if
+  // local. (Destroying the setup unregisters before the buffer is freed.)
+  if (auto still = setup.buffer.verify_node(); !still) return make_error("host buffer: " + still.error().message);
+  return setup;
 }
 
 // The placement of several lanes together: one node if they share it.

@@ -98,7 +98,8 @@ void keep_until_exit(NumaBuffer buffer);
 
 [[nodiscard]] std::string gpu_error(const GpuTarget& gpu, const std::string& message);
 // Records that `gpu` could not be measured (ProbeOutput::gpu_faults), marked
-// retired when its device is (a wait on it timed out, now or earlier).
+// retired when its device hung (work of the GPU timed out, now or earlier);
+// not when it was retired for slow host work (cuda_device_hung).
 void add_gpu_fault(ProbeOutput& output, const GpuTarget& gpu, std::string error);
 // A failure of several GPUs copying together (`what`: "all GPUs h2d (...)").
 // The trial stops at the first lane that misses its deadline and retires

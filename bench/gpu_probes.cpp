@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "bench/gpu_groups.hpp"
+#include "bench/gpu_preconditions.hpp"
 #include "bench/gpu_probe_parts.hpp"
 #include "bench/probe.hpp"
 #include "bench/trials.hpp"
@@ -43,6 +44,7 @@ using gpu_probe_parts::add_group_failure;
 using gpu_probe_parts::all_local;
 using gpu_probe_parts::check_size;
 using gpu_probe_parts::common_node;
+using gpu_probe_parts::gpu_error;
 using gpu_probe_parts::GpuTarget;
 using gpu_probe_parts::kAllGpusSubject;
 using gpu_probe_parts::kBothDirections;
@@ -85,7 +87,12 @@ class GpuProbe : public Probe {
     if (context.topology == nullptr) {
       return "hwloc topology unavailable: host buffers cannot be bound to the GPUs' NUMA nodes";
     }
-    if (auto reason = topology_skip_reason(*context.topology)) return reason;
+    if (auto reason = topology_skip_reason(context.evidence, *context.topology)) return reason;
+    if (latched()) {
+      // Known before any CUDA call: each would fail every trial alike.
+      if (auto reason = launch_blocking_skip_reason(context.config.cuda_launch_blocking)) return reason;
+      if (auto reason = confidential_computing_skip_reason(context.confidential_computing)) return reason;
+    }
     if (auto count = cuda_device_count(); !count) return "no usable CUDA device: " + count.error().message;
     return std::nullopt;
   }
@@ -113,9 +120,13 @@ class GpuProbe : public Probe {
   [[nodiscard]] virtual std::optional<std::string> evidence_skip_reason(const Evidence& /*evidence*/) const {
     return std::nullopt;
   }
-  [[nodiscard]] virtual std::optional<std::string> topology_skip_reason(const HwlocTopology& /*topology*/) const {
+  [[nodiscard]] virtual std::optional<std::string> topology_skip_reason(const Evidence& /*evidence*/,
+                                                                        const HwlocTopology& /*topology*/) const {
     return std::nullopt;
   }
+  // Whether its trials queue behind the latch kernel in pinned, registered
+  // host memory (every probe but pageable_ce).
+  [[nodiscard]] virtual bool latched() const { return true; }
   // REQUIRES: !targets.empty(); every target's ordinal resolved.
   virtual void run_on(const ProbeContext& context, const std::vector<GpuTarget>& targets,
                       ProbeOutput& output) const = 0;
@@ -140,11 +151,12 @@ class SingleGpuProbe final : public GpuProbe {
         where_(where) {}
 
  protected:
-  [[nodiscard]] std::optional<std::string> topology_skip_reason(const HwlocTopology& topology) const override {
-    if (where_ == Where::kRemote && numa_nodes(topology).size() < 2) {
-      return "this machine has one NUMA node: there is no remote node to place the host buffer on";
-    }
-    return std::nullopt;
+  [[nodiscard]] std::optional<std::string> topology_skip_reason(const Evidence& evidence,
+                                                                const HwlocTopology& topology) const override {
+    if (where_ != Where::kRemote) return std::nullopt;
+    std::vector<std::optional<int>> gpu_nodes;
+    for (const DeviceRecord* gpu : gpus_of(evidence)) gpu_nodes.push_back(numa_node_of(*gpu));
+    return remote_numa_skip_reason(numa_nodes(topology).size(), gpu_nodes);
   }
 
   void run_on(const ProbeContext& context, const std::vector<GpuTarget>& targets, ProbeOutput& output) const override {
@@ -153,6 +165,14 @@ class SingleGpuProbe final : public GpuProbe {
       if (where_ == Where::kLocal) {
         placement = local_placement(context, gpu, output);
       } else {
+        if (!gpu.local_node) {
+          // Another GPU's node is known (or the probe would be skipped): this
+          // one is left out, which is no fault of the GPU.
+          output.warnings.push_back(gpu_error(gpu,
+                                              "not measured: its NUMA node is unknown, so no node can be "
+                                              "called remote"));
+          continue;
+        }
         auto remote = remote_placement(context, gpu);
         if (!remote) {
           add_gpu_fault(output, gpu, remote.error().message);
@@ -262,6 +282,9 @@ class PageableProbe final : public GpuProbe {
   using GpuProbe::GpuProbe;
 
  protected:
+  // No latch, no registration: the driver stages through its own buffers.
+  [[nodiscard]] bool latched() const override { return false; }
+
   void run_on(const ProbeContext& context, const std::vector<GpuTarget>& targets, ProbeOutput& output) const override {
     for (const GpuTarget& gpu : targets) {
       Placement placement = local_placement(context, gpu, output);

@@ -34,8 +34,9 @@ class HostCeilingProbe final : public Probe {
 
   [[nodiscard]] std::string_view description() const override {
     return "Host-memory ceiling: one thread per CPU of a NUMA node copies between two page-locked buffers bound to "
-           "that node, all at once; the rate is every byte over the wall time from release to the last thread "
-           "finishing (total_over_wall_time, counting each byte once, not read plus write). It runs on each node "
+           "that node, all at once; the rate is every byte over the wall time from the moment every thread is running "
+           "(a start gate, as the GPU probes' latch) to the last one finishing (total_over_wall_time, counting each "
+           "byte once, not read plus write). It runs on each node "
            "nearest a GPU, or every node when there is none, and needs no GPU: a GPU's host-to-device rate cannot "
            "exceed what its node's memory feeds.";
   }

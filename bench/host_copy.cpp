@@ -27,6 +27,13 @@ constexpr unsigned char kPoisonByte = 0xa5;
 
 enum class Phase { kPoison, kCopy, kVerify, kExit };
 
+using Clock = std::chrono::steady_clock;
+
+// Polls of the start gate before a waiting worker starts yielding its CPU:
+// about a few microseconds, the time the other workers take to get there
+// when they have CPUs of their own.
+constexpr int kGateSpins = 4000;
+
 struct Chunk {
   std::size_t begin_bytes = 0;
   std::size_t end_bytes = 0;
@@ -79,13 +86,15 @@ void fill_pattern(std::byte* data, std::size_t begin, std::size_t end) {
 }  // namespace
 
 struct HostCopier::State {
-  State(NumaBuffer source_buffer, NumaBuffer destination_buffer, int thread_count)
+  State(NumaBuffer source_buffer, NumaBuffer destination_buffer, int threads)
       : source(std::move(source_buffer)),
         destination(std::move(destination_buffer)),
-        chunks(split(source.size_bytes(), thread_count)),
-        start(thread_count + 1),
-        done(thread_count + 1),
-        mismatches(static_cast<std::size_t>(thread_count)) {}
+        chunks(split(source.size_bytes(), threads)),
+        start(threads + 1),
+        done(threads + 1),
+        mismatches(static_cast<std::size_t>(threads)),
+        ended_at(static_cast<std::size_t>(threads)),
+        thread_count(static_cast<std::size_t>(threads)) {}
 
   NumaBuffer source;
   NumaBuffer destination;
@@ -100,6 +109,46 @@ struct HostCopier::State {
   std::vector<std::thread> workers;
   std::atomic<bool> corrupt_next{false};
 
+  // The copy's start gate and clock. Waking the workers from the barrier
+  // takes a scheduler round trip each, and so does waking the coordinator
+  // after the last one: on the 2-vCPU VM of issue 17, with one thread more
+  // than CPUs, workers started up to milliseconds after the release and the
+  // coordinator saw the end milliseconds late. Timed from the coordinator,
+  // both were counted as copying, and a worker woken late left the other
+  // copying alone at one thread's speed meanwhile (the probe read 0.64 of a
+  // plain 2-thread memcpy, about one thread's share). So the
+  // copy times itself, like the GPU probes behind their latch: every worker
+  // announces itself at the gate, and the last to arrive opens it and reads
+  // the clock; each worker reads it again when its chunk is done. The copy's
+  // time is from the gate opening to the last worker's end.
+  std::atomic<int> gate_arrivals{0};
+  std::atomic<bool> gate_open{false};
+  Clock::time_point opened_at;              // written by the worker that opens the gate
+  std::vector<Clock::time_point> ended_at;  // [worker]: when its chunk was copied
+  std::chrono::milliseconds late_start{0};  // for tests: worker 0 arrives at the gate this late
+  std::size_t thread_count = 0;
+
+  void wait_for_gate() {
+    // Spin briefly (the others are waking right now), then yield, so that
+    // workers outnumbering the CPUs they may run on still let the late one in.
+    for (int spins = 0; !gate_open.load(std::memory_order_acquire); ++spins) {
+      if (spins > kGateSpins) std::this_thread::yield();
+    }
+  }
+
+  void copy_chunk(std::size_t index, const Chunk& chunk) {
+    if (index == 0 && late_start.count() > 0) std::this_thread::sleep_for(late_start);
+    if (gate_arrivals.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<int>(thread_count)) {
+      opened_at = Clock::now();
+      gate_open.store(true, std::memory_order_release);
+    } else {
+      wait_for_gate();
+    }
+    std::memcpy(destination.data() + chunk.begin_bytes, source.data() + chunk.begin_bytes,
+                chunk.end_bytes - chunk.begin_bytes);
+    ended_at[index] = Clock::now();
+  }
+
   void work(std::size_t index) {
     const Chunk chunk = chunks[index];
     const std::size_t length = chunk.end_bytes - chunk.begin_bytes;
@@ -108,7 +157,7 @@ struct HostCopier::State {
         std::memset(destination.data() + chunk.begin_bytes, kPoisonByte, length);
         break;
       case Phase::kCopy:
-        std::memcpy(destination.data() + chunk.begin_bytes, source.data() + chunk.begin_bytes, length);
+        copy_chunk(index, chunk);
         break;
       case Phase::kVerify:
         mismatches[index] = count_mismatches(destination.data(), chunk.begin_bytes, chunk.end_bytes);
@@ -187,10 +236,15 @@ Result<double> HostCopier::timed_copy() {
   s.run_phase(Phase::kPoison);
 
   s.phase = Phase::kCopy;
-  const auto started = std::chrono::steady_clock::now();
+  s.gate_arrivals.store(0, std::memory_order_relaxed);
+  s.gate_open.store(false, std::memory_order_relaxed);
+  // The barrier orders these writes before the workers' reads, and their
+  // clock readings before ours below.
   s.start.arrive_and_wait();
   s.done.arrive_and_wait();
-  const auto finished = std::chrono::steady_clock::now();
+  s.late_start = std::chrono::milliseconds{0};
+  const Clock::time_point finished = *std::max_element(s.ended_at.begin(), s.ended_at.end());
+  const Clock::time_point started = s.opened_at;
 
   if (s.corrupt_next.exchange(false)) s.destination.data()[s.destination.size_bytes() / 2] ^= std::byte{0x01};
   s.run_phase(Phase::kVerify);
@@ -210,5 +264,6 @@ int HostCopier::numa_node() const { return state_->source.numa_node(); }
 bool HostCopier::pages_locked() const { return state_->lock_error.empty(); }
 const std::string& HostCopier::lock_error() const { return state_->lock_error; }
 void HostCopier::corrupt_next_copy_for_test() { state_->corrupt_next = true; }
+void HostCopier::delay_next_copy_start_for_test(std::chrono::milliseconds delay) { state_->late_start = delay; }
 
 }  // namespace pcieval

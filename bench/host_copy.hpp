@@ -3,6 +3,7 @@
 // no GPU (the trials, statistics and registry run on it for real).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -38,10 +39,13 @@ class HostCopier {
   ~HostCopier();
 
   // One trial: poisons the destination (untimed), copies source to
-  // destination with every worker at once (timed: from releasing the workers
-  // to the last one finishing), then checks every destination word against
-  // the pattern (untimed). Returns the copy's seconds, or an error that counts
-  // the wrong words: a copy that did not happen or went wrong is never a rate.
+  // destination with every worker at once, then checks every destination
+  // word against the pattern (untimed). The copy is timed from the moment
+  // every worker is running (a start gate the last one to wake opens, as the
+  // GPU probes' latch does for their copies) to the last one finishing: the
+  // time to wake the workers and the coordinator is not copying. Returns the
+  // copy's seconds, or an error that counts the wrong words: a copy that did
+  // not happen or went wrong is never a rate.
   [[nodiscard]] Result<double> timed_copy();
 
   [[nodiscard]] std::size_t size_bytes() const;
@@ -56,6 +60,9 @@ class HostCopier {
   // For tests: flips one byte of the destination after the next copy, as a
   // broken copy would, so the verification can be seen to catch it.
   void corrupt_next_copy_for_test();
+  // For tests: worker 0 reaches the start gate `delay` late in the next copy,
+  // as a worker whose CPU was slow to wake would.
+  void delay_next_copy_start_for_test(std::chrono::milliseconds delay);
 
  private:
   struct State;

@@ -12,7 +12,6 @@
 #include "bench/gpu_groups.hpp"
 #include "bench/gpu_probe_parts.hpp"
 #include "bench/nccl_session.hpp"
-#include "bench/scoped_environment.hpp"
 #include "bench/trials.hpp"
 #include "kernels/cuda_device.hpp"
 #include "kernels/nccl_rank.hpp"
@@ -22,7 +21,6 @@ namespace {
 
 using gpu_probe_parts::GpuTarget;
 using nccl_session::AllReduceSession;
-using nccl_session::force_host_path;
 using nccl_session::nccl_library;
 using nccl_session::Participants;
 using nccl_session::Transport;
@@ -109,6 +107,14 @@ std::vector<std::uint64_t> NcclAllReduceProbe::sizes(const RunConfig& config) {
 ProbeOutput NcclAllReduceProbe::run(const ProbeContext& context) const {
   ProbeOutput output;
   const RunConfig& config = context.config;
+  if (mode_ == Mode::kHostPath && !nccl_session::host_path_environment_prepared()) {
+    // Setting the variables now would race with the threads reading the
+    // environment (prepare_nccl_environment).
+    output.errors.push_back(
+        "the host-path NCCL settings (NCCL_P2P_DISABLE=1, NCCL_NVLS_ENABLE=0, NCCL_SHM_DISABLE=0) were not set "
+        "before the run's threads started (prepare_nccl_environment), so the transport cannot be forced");
+    return output;
+  }
   if (config.size_bytes == 0 || config.size_bytes % sizeof(float) != 0) {
     output.errors.push_back("the all-reduce size must be a non-zero multiple of 4 bytes (floats), got " +
                             std::to_string(config.size_bytes));
@@ -131,9 +137,6 @@ ProbeOutput NcclAllReduceProbe::run(const ProbeContext& context) const {
   const int n = static_cast<int>(targets.size());
   const double bus_factor = allreduce_bus_factor(n);
 
-  // Declared first: restored after the communicators are gone.
-  ScopedEnvironment environment;
-  if (mode_ == Mode::kHostPath) force_host_path(environment);
   std::vector<AllReduceRank> ranks;
   ranks.reserve(targets.size());
   for (std::size_t i = 0; i < targets.size(); ++i) {
@@ -210,6 +213,8 @@ std::vector<std::uint64_t> allreduce_sweep_sizes() {
   sizes.push_back(std::uint64_t{1} << 30);
   return sizes;
 }
+
+void prepare_nccl_environment(bool host_path) { nccl_session::prepare_environment(host_path); }
 
 void add_nccl_probes(ProbeRegistry& registry, const NcclProbeOptions& options) {
   registry.push_back(std::make_unique<NcclAllReduceProbe>(NcclAllReduceProbe::Mode::kHostPath, options));

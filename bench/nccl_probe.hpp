@@ -36,6 +36,18 @@ struct NcclProbeOptions {
   std::string library_name = std::string(kNcclLibraryName);
 };
 
+// Sets, once per process and until it exits, every environment variable the
+// NCCL probes need: NCCL's log capture (NCCL_DEBUG*, nccl_transport.hpp) and,
+// when `host_path` (two or more GPUs, so allreduce_nccl_host will run), the
+// host-path settings above. setenv is not safe while any other thread may
+// read the environment (glibc's getenv takes no lock), and while the probes
+// run the link sampler, NVML's worker and the progress ticker do: so app/
+// calls this before it starts any thread, and no probe sets a variable
+// itself. allreduce_nccl_host refuses to run (an error) when it was not
+// called with `host_path`; allreduce_nccl then also runs through host memory,
+// as NCCL latches the first setting anyway (see above).
+void prepare_nccl_environment(bool host_path);
+
 // Appends allreduce_nccl_host, then allreduce_nccl (see above for the order).
 void add_nccl_probes(ProbeRegistry& registry, const NcclProbeOptions& options = {});
 

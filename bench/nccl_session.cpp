@@ -169,7 +169,7 @@ Result<std::string> latch_transport(P2pLatch& latch, Transport transport, std::s
   }
   const std::string nccl = library.version().empty() ? "NCCL (version unknown)" : "NCCL " + library.version();
   if (transport == Transport::kHostPath) {
-    return nccl + ", transport forced through host memory: " + settings + " (set by this probe while it runs)";
+    return nccl + ", transport forced through host memory: " + settings + " (set for the whole run before it started)";
   }
   if (*latch.p2p_disabled && latch.set_by != who) {
     return nccl + " keeps the peer-to-peer setting of this process's first communicator (" + latch.set_by +
@@ -376,6 +376,39 @@ void force_host_path(ScopedEnvironment& environment) {
   environment.set("NCCL_P2P_DISABLE", "1");
   environment.set("NCCL_NVLS_ENABLE", "0");
   environment.set("NCCL_SHM_DISABLE", "0");
+}
+
+namespace {
+
+struct PreparedEnvironment {
+  std::mutex mutex;
+  bool prepared = false;   // guarded by mutex
+  bool host_path = false;  // guarded by mutex
+  // Never destroyed before exit: the variables stay for NCCL's last read.
+  ScopedEnvironment environment;
+};
+
+PreparedEnvironment& prepared_environment() {
+  static PreparedEnvironment instance;
+  return instance;
+}
+
+}  // namespace
+
+void prepare_environment(bool host_path) {
+  PreparedEnvironment& prepared = prepared_environment();
+  const std::lock_guard lock(prepared.mutex);
+  if (prepared.prepared) return;
+  static_cast<void>(nccl_debug_capture());
+  if (host_path) force_host_path(prepared.environment);
+  prepared.prepared = true;
+  prepared.host_path = host_path;
+}
+
+bool host_path_environment_prepared() {
+  PreparedEnvironment& prepared = prepared_environment();
+  const std::lock_guard lock(prepared.mutex);
+  return prepared.prepared && prepared.host_path;
 }
 
 }  // namespace pcieval::nccl_session

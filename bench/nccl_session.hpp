@@ -90,4 +90,13 @@ class AllReduceSession {
 // variables are read then.
 void force_host_path(ScopedEnvironment& environment);
 
+// Sets every variable the NCCL probes need, once per process, and keeps
+// them until exit: NCCL's log capture (nccl_transport.hpp) and, when
+// `host_path`, force_host_path's. A later call changes nothing. See
+// prepare_nccl_environment (nccl_probe.hpp) for why it must come before any
+// thread starts.
+void prepare_environment(bool host_path);
+// Whether prepare_environment(true) ran in this process.
+[[nodiscard]] bool host_path_environment_prepared();
+
 }  // namespace pcieval::nccl_session

@@ -38,6 +38,9 @@ struct RunConfig {
   int trials = 5;         // timed, all kept
   // How long a latch kernel holds a stream before it gives up (and says so).
   double latch_timeout_s = 5.0;
+  // CUDA_LAUNCH_BLOCKING=1 was set in the environment (read once in app/):
+  // the latched probes are skipped with the reason (gpu_preconditions.hpp).
+  bool cuda_launch_blocking = false;
 };
 
 // Set while copies are in flight, so link samples taken meanwhile are marked
@@ -82,6 +85,10 @@ struct ProbeContext {
   // there): the engine starts no further probe. The probe in flight finishes,
   // since a copy cannot be taken back halfway. nullptr: never asked.
   const std::atomic<int>* stop = nullptr;
+  // Whether the GPUs run in confidential-computing mode (NVML's system
+  // state, read in app/); nullopt when unknown. On: the probes that pin or
+  // map host memory are skipped with the reason (gpu_preconditions.hpp).
+  std::optional<bool> confidential_computing = std::nullopt;
 };
 
 // What one run of one probe produced. A subject that could not be measured

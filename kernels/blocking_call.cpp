@@ -1,5 +1,7 @@
 #include "kernels/blocking_call.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -70,5 +72,19 @@ BlockingCallOutcome run_blocking_call(std::function<void()> body, double timeout
 }
 
 int stuck_blocking_calls() { return stuck_count().load(); }
+
+std::string host_work_timeout_message(const std::string& what, const std::string& within, const std::string& where,
+                                      const std::string& host_name) {
+  return what + " did not complete within " + within + where + ": pinning host memory is work of the host " +
+         host_name +
+         " (its kernel pins and maps every page, through the IOMMU where there is one; slow behind a guest's "
+         "vIOMMU), not of the GPU, so the GPU cannot be judged";
+}
+
+std::string this_host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "this host";
+  return name;
+}
 
 }  // namespace pcieval

@@ -27,6 +27,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -67,6 +68,18 @@ template <class Fn>
   if (outcome == BlockingCallOutcome::kReturned) result.value = std::move(*slot);
   return result;
 }
+
+// The message of host work done for a GPU that missed its deadline: `what`
+// ("cudaHostRegister of 1073741824 bytes") did not complete `within` ("30 s")
+// on `where` (" on 0000:17:00.0", may be empty). It names the host, since
+// pinning memory is the host kernel's work (walking and mapping every page,
+// through the IOMMU where there is one), not the GPU's: a slow host, not a
+// hung GPU (retired_devices.hpp, RetireCause::kHostWork).
+[[nodiscard]] std::string host_work_timeout_message(const std::string& what, const std::string& within,
+                                                    const std::string& where, const std::string& host_name);
+
+// This machine's host name (gethostname), or "this host" when it has none.
+[[nodiscard]] std::string this_host_name();
 
 // Calls that missed their deadline and have not returned yet, process-wide:
 // each holds a thread (and whatever the driver holds for it).

@@ -88,6 +88,20 @@ inline Error blocking_call_error(int ordinal, BlockingCallOutcome outcome, const
   return retire_after_timeout(ordinal, what + " did not complete within " + format_timeout_s(timeout_s), where);
 }
 
+// The error of host work for device `ordinal` (cudaHostRegister) that did
+// not return: the device is retired as after any timeout (the call's thread
+// may still be inside the driver, pinning the range), but for host work, so
+// the GPU's verdict is inconclusive naming the host, not gpu_unresponsive.
+inline Error host_work_call_error(int ordinal, BlockingCallOutcome outcome, const std::string& what, double timeout_s,
+                                  const std::string& where) {
+  if (outcome == BlockingCallOutcome::kNotStarted) {
+    return make_error(what + " could not be started: no thread for it");
+  }
+  const std::string message = host_work_timeout_message(what, format_timeout_s(timeout_s), where, this_host_name());
+  retire_cuda_device(ordinal, message, RetireCause::kHostWork);
+  return make_error(message + "; CUDA device " + std::to_string(ordinal) + " is not used again in this run");
+}
+
 }  // namespace pcieval::detail
 
 // Returns the error of a failed CUDA call from the enclosing function, whose

@@ -65,4 +65,10 @@ namespace pcieval::detail {
 // current device's context (see preload_kernels).
 [[nodiscard]] Status load_kernels_on_current_device();
 
+// The same for the all-reduce rank's kernels (nccl_rank.cu), which live in
+// that file's own module: preloading kernels.cu's does not load them, and
+// their first launch may queue behind a latch (a check of the all-reduce's
+// result while a stream is held).
+[[nodiscard]] Status load_all_reduce_kernels_on_current_device();
+
 }  // namespace pcieval::detail

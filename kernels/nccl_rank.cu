@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "kernels/cuda_check.cuh"
+#include "kernels/cuda_device.hpp"
 #include "kernels/kernels.cuh"
 #include "kernels/nccl_rank.hpp"
 
@@ -58,10 +59,23 @@ Status check_count(std::size_t count, std::size_t max_count) {
 
 }  // namespace
 
+namespace detail {
+
+Status load_all_reduce_kernels_on_current_device() {
+  cudaFuncAttributes unused{};
+  PCIEVAL_CUDA_TRY(cudaFuncGetAttributes(&unused, fill_rank_kernel));
+  PCIEVAL_CUDA_TRY(cudaFuncGetAttributes(&unused, count_sum_mismatches_kernel));
+  return ok_status();
+}
+
+}  // namespace detail
+
 Status use_cuda_device(int ordinal) { return detail::use_device(ordinal); }
 
 Result<AllReduceRank> AllReduceRank::create(int ordinal, int rank, std::size_t max_count) {
   if (max_count == 0) return make_error("an all-reduce needs at least one element");
+  // Before any stream of the rank can be held by a latch (preload_kernels).
+  PCIEVAL_TRY_STATUS(preload_kernels(ordinal));
   PCIEVAL_ASSIGN_OR_RETURN(DeviceBuffer input, DeviceBuffer::allocate(ordinal, max_count * sizeof(float)));
   PCIEVAL_ASSIGN_OR_RETURN(DeviceBuffer output, DeviceBuffer::allocate(ordinal, max_count * sizeof(float)));
   PCIEVAL_ASSIGN_OR_RETURN(DeviceBuffer counter, DeviceBuffer::allocate(ordinal, sizeof(unsigned long long)));

@@ -263,7 +263,8 @@ Result<HostRegistration> HostRegistration::register_range(int ordinal, std::span
       timeout_s);
   const std::string what = "cudaHostRegister of " + std::to_string(bytes) + " bytes";
   if (registered.outcome != BlockingCallOutcome::kReturned) {
-    return detail::blocking_call_error(ordinal, registered.outcome, what, timeout_s, where);
+    // Pinning is host work: a slow host, not a hung GPU.
+    return detail::host_work_call_error(ordinal, registered.outcome, what, timeout_s, where);
   }
   const cudaError_t code = *registered.value;
   if (code != cudaSuccess) {

@@ -14,9 +14,21 @@
 
 namespace pcieval {
 
+// What missed its deadline. Both retire the device (a call may still be
+// running inside the driver on its behalf, and what it touches must not be
+// freed or reused), but only work of the GPU says the GPU hung:
+// - kDeviceWork: a copy, kernel or synchronize on the GPU (a wedged GPU,
+//   or one fallen off the bus): the GPU's verdict is gpu_unresponsive.
+// - kHostWork: work the host does for the GPU, such as cudaHostRegister,
+//   which pins and maps every page of a range in the host's kernel (1 GiB of
+//   4 KiB pages behind a guest's vIOMMU can take longer than any copy): the
+//   host is slow, not the GPU, so its verdict is inconclusive, naming the host.
+enum class RetireCause { kDeviceWork, kHostWork };
+
 // Marks CUDA device `ordinal` unusable for the rest of the process, with the
-// reason (the timeout's message). The first reason given is kept.
-void retire_cuda_device(int ordinal, std::string reason);
+// reason (the timeout's message) and its cause. The first reason given is
+// kept, with its cause.
+void retire_cuda_device(int ordinal, std::string reason, RetireCause cause = RetireCause::kDeviceWork);
 
 // nullopt while `ordinal` is usable; otherwise "CUDA device 0 is not used
 // again in this run: <reason>".
@@ -24,6 +36,11 @@ void retire_cuda_device(int ordinal, std::string reason);
 
 // Whether `ordinal` was retired (cheaper than the reason: no string).
 [[nodiscard]] bool cuda_device_retired(int ordinal);
+
+// Whether `ordinal` was retired because work of the GPU itself missed its
+// deadline (RetireCause::kDeviceWork): the GPU hung. False for a device
+// retired for slow host work, and for one never retired.
+[[nodiscard]] bool cuda_device_hung(int ordinal);
 
 // Forgets every retirement. For tests only: a real run never takes a device
 // back.

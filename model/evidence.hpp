@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,6 +44,23 @@ struct DeviceRecord {
   std::optional<NvmlGpuLink> nvml;
 };
 
+// pcieval's copy-engine rate beside a plain reference copy benchmark's on
+// the same GPU in the same run (bench/reference, make gpu-check): pcieval's
+// latch and verification must not cost bandwidth, so `ratio` should be at
+// least kReferenceRatioFloor. Recorded evidence only: no verdict rests on it.
+struct ReferenceCopy {
+  std::string tool;  // "pcieval-copy-reference"
+  PciAddress gpu;
+  Direction direction = Direction::kHostToDevice;  // h2d or d2h
+  std::uint64_t size_bytes = 0;                    // the reference's copy size
+  double reference_median_gbps = 0;
+  // The median of pcieval's h2d_ce or d2h_ce of that GPU in this run;
+  // nullopt when pcieval did not measure it (then `ratio` is nullopt too).
+  std::optional<double> pcieval_median_gbps;
+  std::optional<double> ratio;  // pcieval_median_gbps / reference_median_gbps
+};
+inline constexpr double kReferenceRatioFloor = 0.97;
+
 struct Evidence {
   HostInfo host;
   std::string sysfs_root;               // where the PCI tree was read
@@ -77,6 +95,10 @@ struct Evidence {
   std::vector<CapturedEvent> captured_events;  // in the order read
   std::optional<StatedLink> stated_link;
   std::vector<CaptureLine> capture_lines;
+
+  // Optional in the document (absent when empty, written within 1.4): the
+  // reference copy benchmark's numbers beside pcieval's (check --reference).
+  std::vector<ReferenceCopy> reference_copies;
 };
 
 // The record of the device at `address`, or nullptr when the evidence has none.

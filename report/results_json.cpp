@@ -297,6 +297,18 @@ Json stated_link_json(const std::optional<StatedLink>& stated) {
   return out;
 }
 
+Json reference_copy_json(const ReferenceCopy& copy) {
+  Json out = Json::object();
+  out["tool"] = copy.tool;
+  out["gpu"] = to_string(copy.gpu);
+  out["direction"] = std::string(to_string(copy.direction));
+  out["size_bytes"] = copy.size_bytes;
+  out["reference_median_gbps"] = copy.reference_median_gbps;
+  out["pcieval_median_gbps"] = value_or_null(copy.pcieval_median_gbps);
+  out["ratio"] = value_or_null(copy.ratio);
+  return out;
+}
+
 Json capture_line_json(const CaptureLine& line) {
   Json out = Json::object();
   out["device"] = line.device ? Json(to_string(*line.device)) : Json(nullptr);
@@ -412,6 +424,11 @@ std::string results_to_json(const Results& results) {
   document["captured_events"] = array_of(evidence.captured_events, captured_event_json);
   document["stated_link"] = stated_link_json(evidence.stated_link);
   document["capture_lines"] = array_of(evidence.capture_lines, capture_line_json);
+  // Optional within 1.4: written only when a reference was given
+  // (check --reference), so documents without one are unchanged.
+  if (!evidence.reference_copies.empty()) {
+    document["reference_copies"] = array_of(evidence.reference_copies, reference_copy_json);
+  }
   document["verdicts"] = std::move(verdicts);
   document["overall"] = std::string(to_string(results.overall));
   document["summary"] = results.summary;

@@ -481,6 +481,22 @@ std::optional<StatedLink> read_stated_link(DocumentReader& in, const Node& node)
   return StatedLink{*state, std::move(source)};
 }
 
+ReferenceCopy read_reference_copy(DocumentReader& in, const Node& node) {
+  ReferenceCopy copy;
+  copy.tool = non_empty_text(in, in.member(node, "tool"), "the reference tool's name");
+  copy.gpu = in.address(in.member(node, "gpu"));
+  copy.direction = parsed_enum(in, in.member(node, "direction"), direction_from_string, kDirections);
+  copy.size_bytes = positive_count(in, in.member(node, "size_bytes"));
+  copy.reference_median_gbps = non_negative(in, in.member(node, "reference_median_gbps"));
+  copy.pcieval_median_gbps = in.number_or_null(in.member(node, "pcieval_median_gbps"));
+  const Node ratio = in.member(node, "ratio");
+  copy.ratio = in.number_or_null(ratio);
+  if (in.ok() && copy.ratio.has_value() != copy.pcieval_median_gbps.has_value()) {
+    in.fail(ratio, "expected a ratio exactly when pcieval_median_gbps is given");
+  }
+  return copy;
+}
+
 CaptureLine read_capture_line(DocumentReader& in, const Node& node, std::size_t measurements) {
   CaptureLine line;
   if (const Node device = in.member(node, "device"); !device.json->is_null()) line.device = in.address(device);
@@ -614,6 +630,10 @@ Results read_document(DocumentReader& in, const Node& root) {
         evidence.capture_lines.push_back(read_capture_line(in, item, evidence.measurements.size()));
       }
     }
+  }
+  // Optional (written within 1.4 only when check --reference was given).
+  if (const auto copies = in.member_if_present(root, "reference_copies")) {
+    for (const Node& item : in.items(*copies)) evidence.reference_copies.push_back(read_reference_copy(in, item));
   }
   for (const Node& verdict : in.items(in.member(root, "verdicts")))
     results.verdicts.push_back(read_verdict(in, verdict));

@@ -113,6 +113,32 @@ Status NumaBuffer::lock_pages() {
   return ok_status();
 }
 
+Status check_pages_on_node(int expected, const std::vector<int>& found, const std::string& when) {
+  if (found.size() == 1 && found.front() == expected) return ok_status();
+  std::string where;
+  for (int node : found) where += (where.empty() ? "" : ",") + std::to_string(node);
+  if (where.empty()) where = "no node";
+  return make_error("the pages of a host buffer placed on NUMA node " + std::to_string(expected) + " were on " +
+                    (found.size() > 1 ? "nodes " : "node ") + where + " " + when +
+                    " (pinning migrated them, or a memory policy moved them)");
+}
+
+Status NumaBuffer::verify_node() const {
+  hwloc_topology_t handle = topology_->handle();
+  // One node: every page is on it.
+  if (hwloc_get_nbobjs_by_type(handle, HWLOC_OBJ_NUMANODE) <= 1) return ok_status();
+  Bitmap where;
+  if (hwloc_get_area_memlocation(handle, data_, size_bytes_, where.bits, HWLOC_MEMBIND_BYNODESET) != 0) {
+    return make_error("cannot tell where the pages of a buffer on NUMA node " + std::to_string(numa_node_) +
+                      " are: " + errno_text(errno));
+  }
+  std::vector<int> found;
+  for (int index = hwloc_bitmap_first(where.bits); index >= 0; index = hwloc_bitmap_next(where.bits, index)) {
+    found.push_back(index);
+  }
+  return check_pages_on_node(numa_node_, found, "after registration");
+}
+
 std::vector<int> numa_nodes(const HwlocTopology& topology) {
   std::vector<int> nodes;
   hwloc_topology_t handle = topology.handle();

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "model/result.hpp"
@@ -42,6 +43,13 @@ class NumaBuffer {
   [[nodiscard]] Status lock_pages();
   [[nodiscard]] bool pages_locked() const { return locked_; }
 
+  // Asks again where the pages are, and errors unless every one is still on
+  // numa_node(). allocate() checked once, before anyone pinned the buffer;
+  // pinning (cudaHostRegister, mlock) can migrate pages (the kernel moves
+  // pages out of movable zones and CMA areas before it pins them), so the
+  // GPU probes check again after registration (issue 17, item 6).
+  [[nodiscard]] Status verify_node() const;
+
  private:
   NumaBuffer(const HwlocTopology& topology, std::byte* data, std::size_t size_bytes, int numa_node)
       : topology_(&topology), data_(data), size_bytes_(size_bytes), numa_node_(numa_node) {}
@@ -52,6 +60,11 @@ class NumaBuffer {
   int numa_node_ = -1;
   bool locked_ = false;
 };
+
+// Whether pages found on the nodes `found` (OS indices, as reported for a
+// buffer) are all on `expected`; the error names where they are and `when`
+// the check was made ("after registration").
+[[nodiscard]] Status check_pages_on_node(int expected, const std::vector<int>& found, const std::string& when);
 
 // OS indices of the machine's NUMA nodes, ascending. A machine without NUMA
 // has one node, 0.

@@ -154,6 +154,7 @@ Result<NvmlApi> resolve_nvml_api(const std::function<void*(const char* symbol)>&
   want(api.device_get_performance_state, "nvmlDeviceGetPerformanceState", false);
   want(api.device_get_name, "nvmlDeviceGetName", false);
   want(api.device_get_utilization_rates, "nvmlDeviceGetUtilizationRates", false);
+  want(api.system_get_conf_compute_state, "nvmlSystemGetConfComputeState", false);
   if (!missing_required.empty()) {
     std::string names;
     for (const auto& name : missing_required) names += (names.empty() ? "" : ", ") + name;
@@ -462,6 +463,26 @@ Result<NvmlGpuLink> NvmlReader::read(const PciAddress& gpu, std::vector<std::str
     }
   }
   return link;
+}
+
+Result<bool> NvmlReader::read_confidential_computing() const {
+  const auto get = state_->api.system_get_conf_compute_state;
+  if (get == nullptr) return make_error("nvmlSystemGetConfComputeState: not exported by this driver");
+  // A system call, not a GPU's: no GPU is given up on if it hangs, but the
+  // worker still bounds the wait.
+  auto call = state_->worker.call(
+      [get] {
+        NvmlConfComputeSystemState state;
+        const NvmlReturn code = get(&state);
+        return std::pair<NvmlReturn, NvmlConfComputeSystemState>{code, state};
+      },
+      state_->call_timeout);
+  if (call.outcome != DeadlineOutcome::kReturned) {
+    return make_error("nvmlSystemGetConfComputeState did not return within " + seconds_text(state_->call_timeout));
+  }
+  const auto [code, state] = *call.value;
+  if (code != kNvmlSuccess) return make_error("nvmlSystemGetConfComputeState: " + code_text(code));
+  return state.cc_feature == kNvmlCcSystemFeatureEnabled;
 }
 
 Result<int> NvmlReader::read_utilization_gpu_percent(const PciAddress& gpu) const {

@@ -65,6 +65,15 @@ inline constexpr unsigned int kNvmlDeviceNameBufferSize = 96;
 // "NVML_ERROR_<code>" so a newer driver's code is still reported.
 [[nodiscard]] std::string nvml_return_name(NvmlReturn code);
 
+// nvmlConfComputeSystemState_t: the system's confidential-computing state.
+// ccFeature is NVML_CC_SYSTEM_FEATURE_ENABLED (1) when CC mode is on.
+struct NvmlConfComputeSystemState {
+  unsigned int environment = 0;
+  unsigned int cc_feature = 0;
+  unsigned int dev_tools_mode = 0;
+};
+inline constexpr unsigned int kNvmlCcSystemFeatureEnabled = 1;
+
 // The functions pcieval calls, one pointer per NVML symbol: the seam tests
 // replace with static fakes. A null optional entry is a symbol the driver does
 // not export (an old driver); the field it reads is then left unread.
@@ -87,6 +96,8 @@ struct NvmlApi {
   NvmlReturn (*device_get_performance_state)(NvmlDevice, int*) = nullptr;
   NvmlReturn (*device_get_name)(NvmlDevice, char*, unsigned int) = nullptr;
   NvmlReturn (*device_get_utilization_rates)(NvmlDevice, NvmlUtilization*) = nullptr;
+  // nvmlSystemGetConfComputeState (drivers from R535 on).
+  NvmlReturn (*system_get_conf_compute_state)(NvmlConfComputeSystemState*) = nullptr;
 };
 
 inline constexpr std::string_view kNvmlLibraryName = "libnvidia-ml.so.1";
@@ -206,6 +217,13 @@ class NvmlReader {
   // nvmlDeviceGetUtilizationRates' gpu percent, read before the probes: a GPU
   // running someone else's kernels shares its link with them.
   [[nodiscard]] Result<int> read_utilization_gpu_percent(const PciAddress& gpu) const;
+
+  // Whether the system runs in confidential-computing mode
+  // (nvmlSystemGetConfComputeState's ccFeature), read before the probes: in
+  // CC mode host memory cannot be registered or mapped for a GPU, so the
+  // pinned probes are skipped. An error when the driver lacks the call,
+  // refuses it (NOT_SUPPORTED on GPUs without CC), or it did not return.
+  [[nodiscard]] Result<bool> read_confidential_computing() const;
 
   // The GPUs given up on, each with the call that did not return ("... did
   // not return within 5 s"), in the order it happened: for notes in the

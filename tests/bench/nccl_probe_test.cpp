@@ -43,6 +43,38 @@ TEST(NcclProbe, RegistersTheHostPathFirst) {
   for (const auto& probe : registry) EXPECT_NE(probe->description().find("2(n-1)/n"), std::string_view::npos);
 }
 
+// Issue 17, item 9: the host-path variables are set once, before any thread
+// of the run starts (prepare_nccl_environment), never by the probe while the
+// link sampler and NVML's worker read the environment. A probe run without
+// them refuses, before touching CUDA or NCCL.
+TEST(NcclProbe, TheHostPathNeedsItsEnvironmentSetBeforeTheRun) {
+  ProbeRegistry registry;
+  NcclProbeOptions options;
+  options.library_name = "/nonexistent/libnccl.so.2";
+  add_nccl_probes(registry, options);
+  const Evidence evidence = two_gpus();
+  const RunConfig config;
+  const ProbeContext context{evidence, config};
+  const std::string p2p_before = std::getenv("NCCL_P2P_DISABLE") != nullptr ? std::getenv("NCCL_P2P_DISABLE") : "";
+
+  const ProbeOutput refused = registry[0]->run(context);
+  ASSERT_EQ(refused.errors.size(), 1U);
+  EXPECT_NE(refused.errors[0].find("were not set before the run's threads started"), std::string::npos)
+      << refused.errors[0];
+  EXPECT_TRUE(refused.gpu_faults.empty()) << "refused before any GPU was looked at";
+  const std::string p2p_after = std::getenv("NCCL_P2P_DISABLE") != nullptr ? std::getenv("NCCL_P2P_DISABLE") : "";
+  EXPECT_EQ(p2p_after, p2p_before) << "the probe itself sets no variable";
+
+  prepare_nccl_environment(true);
+  EXPECT_STREQ(std::getenv("NCCL_P2P_DISABLE"), "1");
+  EXPECT_STREQ(std::getenv("NCCL_NVLS_ENABLE"), "0");
+  EXPECT_STREQ(std::getenv("NCCL_SHM_DISABLE"), "0");
+  const ProbeOutput ran = registry[0]->run(context);
+  for (const std::string& error : ran.errors) {
+    EXPECT_EQ(error.find("were not set before the run's threads started"), std::string::npos) << error;
+  }
+}
+
 TEST(NcclProbe, OneGpuIsSkippedWithTheReason) {
   ProbeRegistry registry;
   add_nccl_probes(registry);

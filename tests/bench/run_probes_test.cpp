@@ -188,6 +188,36 @@ TEST_F(GpuFaultRecording, AFaultIsMarkedRetiredOnlyWhenItsDeviceWas) {
   EXPECT_FALSE(output.gpu_faults[2].retired);
 }
 
+// Issue 17, item 5: 1 GiB of 4 KiB pages registered behind a guest's vIOMMU
+// can take longer than the deadline. Pinning is host work: the device is
+// retired (the registration may still be running), but the GPU did not hang,
+// so its fault is not marked retired (gpu_unresponsive) and the GPU's
+// verdict is inconclusive, with the message naming the host.
+TEST_F(GpuFaultRecording, AGpuRetiredForSlowPinningIsNotMarkedHung) {
+  ProbeOutput output;
+  retire_cuda_device(1,
+                     "cudaHostRegister of 1073741824 bytes did not complete within 30 s on 0000:2a:00.0: pinning host "
+                     "memory is work of the host node7",
+                     RetireCause::kHostWork);
+  EXPECT_TRUE(cuda_device_retired(1)) << "still not used again: the registration may still be running";
+  EXPECT_FALSE(cuda_device_hung(1));
+  gpu_probe_parts::add_gpu_fault(output, hung_, "cudaHostRegister of 1073741824 bytes did not complete within 30 s");
+  // A later probe refuses the retired device: not a hang either.
+  gpu_probe_parts::add_gpu_fault(output, hung_, cuda_device_retired_reason(1).value());
+  ASSERT_EQ(output.gpu_faults.size(), 2u);
+  EXPECT_FALSE(output.gpu_faults[0].retired);
+  EXPECT_FALSE(output.gpu_faults[1].retired);
+  // The first cause is kept: a copy hanging later does not rewrite it.
+  retire_cuda_device(1, "cudaMemcpyAsync h2d did not complete within 30 s");
+  EXPECT_FALSE(cuda_device_hung(1));
+}
+
+TEST_F(GpuFaultRecording, ADeviceRetiredForItsOwnWorkHung) {
+  retire_cuda_device(2, "cudaMemcpyAsync d2h did not complete within 30 s on 0000:3a:00.0");
+  EXPECT_TRUE(cuda_device_hung(2));
+  EXPECT_FALSE(cuda_device_hung(1)) << "never retired";
+}
+
 TEST_F(GpuFaultRecording, AGroupFailureBecomesTheFaultOfTheGpuThatHung) {
   ProbeOutput output;
   retire_cuda_device(1, "cudaMemcpyAsync h2d did not complete within 30 s on 0000:2a:00.0");

@@ -49,8 +49,12 @@ TEST_F(DeadlineOnGpu, WorkPastTheDeadlineIsAnErrorAndRetiresTheDevice) {
   Stream stream = take(Stream::create(0));
   EventPair events = take(EventPair::create(0));
   latch.arm();
-  ASSERT_TRUE(latch.hold(stream).ok());
+  // Start event before the hold, end event after it: the pair then spans the
+  // latch's whole hold (at least the 0.2 s waited below). Recorded after the
+  // hold, both would fire together when the latch opens and time nothing
+  // (latch_test.cpp records in this order too).
   ASSERT_TRUE(events.record_start(stream).ok());
+  ASSERT_TRUE(latch.hold(stream).ok());
   ASSERT_TRUE(events.record_end(stream).ok());
 
   const auto started = std::chrono::steady_clock::now();
@@ -120,6 +124,30 @@ TEST_F(DeadlineOnGpu, CountReadbackPastTheDeadlineIsAnErrorAndRetiresTheDevice) 
   forget_retired_cuda_devices_for_testing();
   ASSERT_TRUE(rank.stream().synchronize(PollPolicy{5.0}).ok());
   EXPECT_EQ(take(rank.count_mismatches(kCount, 1, PollPolicy{5.0})), kCount);
+}
+
+// ctest runs each test in a process of its own, so nothing here was loaded
+// before: the rank's kernels must be loaded by AllReduceRank::create (through
+// preload_kernels), or the first launch of fill_rank_kernel, queued behind
+// the held latch, may wait for the latch's 10 s timeout under lazy loading.
+TEST_F(DeadlineOnGpu, AllReduceKernelsAreLoadedBeforeALatchHoldsTheirStream) {
+  SKIP_WITHOUT_GPU();
+  constexpr std::size_t kCount = 1024;
+  AllReduceRank rank = take(AllReduceRank::create(0, 0, kCount));
+  Latch latch = take(Latch::create(0, 10.0));
+  latch.arm();
+  ASSERT_TRUE(latch.hold(rank.stream()).ok());
+
+  const auto started = std::chrono::steady_clock::now();
+  const Status prepared = rank.prepare(kCount, PollPolicy{0.2});
+  const double waited_s = seconds_since(started);
+  ASSERT_FALSE(prepared.ok()) << "the latch holds the stream: the fill cannot have run";
+  EXPECT_LT(waited_s, 2.0) << "the launch waited for the latch: the kernel was loaded lazily behind it";
+
+  latch.release();
+  forget_retired_cuda_devices_for_testing();
+  ASSERT_TRUE(rank.stream().synchronize(PollPolicy{5.0}).ok());
+  EXPECT_FALSE(latch.timed_out());
 }
 
 TEST_F(DeadlineOnGpu, StagedCopiesRoundTripWithinTheirDeadline) {

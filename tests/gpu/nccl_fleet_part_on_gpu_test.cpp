@@ -13,7 +13,7 @@ namespace pcieval {
 namespace {
 
 TEST(NcclFleetPartOnGpu, EveryLocalGpuIsARankAndEveryTrialIsTimed) {
-  if (auto reason = testing::no_gpu_reason()) GTEST_SKIP() << *reason;
+  SKIP_WITHOUT_GPU();
   auto ordinals = allreduce_part_ordinals();
   if (!ordinals) GTEST_SKIP() << ordinals.error().message;
   if (ordinals.value().size() < 2) GTEST_SKIP() << "an all-reduce needs 2 or more GPUs";

@@ -14,12 +14,13 @@ namespace pcieval {
 namespace {
 
 using testing::kSaneCeilingGbps;
-using testing::no_gpu_reason;
 
 class NcclProbeOnGpu : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (auto reason = no_gpu_reason()) GTEST_SKIP() << *reason;
+    SKIP_WITHOUT_GPU();
+    // As app/ does before any thread starts (nccl_probe.hpp).
+    prepare_nccl_environment(true);
     const int count = cuda_device_count().value();
     for (int ordinal = 0; ordinal < count; ++ordinal) {
       DeviceRecord gpu;

@@ -20,14 +20,13 @@ namespace pcieval {
 namespace {
 
 using testing::kSaneCeilingGbps;
-using testing::no_gpu_reason;
 
 class ProbesOnGpu : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (auto reason = no_gpu_reason()) GTEST_SKIP() << *reason;
+    SKIP_WITHOUT_GPU();
     auto topology = HwlocTopology::load_live();
-    if (!topology) GTEST_SKIP() << "hwloc cannot load this machine: " << topology.error().message;
+    if (!topology) GPU_TEST_SKIP("hwloc cannot load this machine: " + topology.error().message);
     live_topology.emplace(std::move(topology).value());
     // The evidence discovery would give: every CUDA device as a GPU, with the
     // NUMA node hwloc reports.

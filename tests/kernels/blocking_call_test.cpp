@@ -142,3 +142,22 @@ TEST(BlockingCall, HugeTimeoutsDoNotOverflowTheClock) {
 
 }  // namespace
 }  // namespace pcieval
+
+namespace pcieval {
+namespace {
+
+// Issue 17, item 5: a registration slower than its deadline is the host's
+// slowness, and its message says so and names the host.
+TEST(HostWorkTimeout, TheMessageNamesTheHostAndClearsTheGpu) {
+  const std::string message =
+      host_work_timeout_message("cudaHostRegister of 1073741824 bytes", "30 s", " on 0000:17:00.0", "node7");
+  EXPECT_EQ(message.find("cudaHostRegister of 1073741824 bytes did not complete within 30 s on 0000:17:00.0: "), 0U)
+      << message;
+  EXPECT_NE(message.find("work of the host node7"), std::string::npos) << message;
+  EXPECT_NE(message.find("not of the GPU"), std::string::npos) << message;
+}
+
+TEST(HostWorkTimeout, ThisHostHasAName) { EXPECT_FALSE(this_host_name().empty()); }
+
+}  // namespace
+}  // namespace pcieval

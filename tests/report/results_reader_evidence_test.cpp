@@ -166,6 +166,53 @@ TEST(ResultsReaderTest, GpuFaultsAreReadFromVersion14On) {
   EXPECT_FALSE(read->evidence.probes[0].only_gpu_faults);
 }
 
+// The optional reference_copies (issue 17): pcieval's h2d_ce/d2h_ce beside
+// the plain reference benchmark of the same run. Absent when empty, so a
+// document without a reference is unchanged; present, it conforms to the
+// schema and round-trips.
+Results referenced_results() {
+  Results results = testing::hgx_spr_results_probed();
+  ReferenceCopy h2d;
+  h2d.tool = "pcieval-copy-reference";
+  h2d.gpu = *parse_pci_address("0000:17:00.0");
+  h2d.direction = Direction::kHostToDevice;
+  h2d.size_bytes = std::uint64_t{256} << 20;
+  h2d.reference_median_gbps = 55.2;
+  h2d.pcieval_median_gbps = 54.9;
+  h2d.ratio = 54.9 / 55.2;
+  ReferenceCopy d2h = h2d;
+  d2h.direction = Direction::kDeviceToHost;
+  d2h.reference_median_gbps = 56.1;
+  d2h.pcieval_median_gbps.reset();
+  d2h.ratio.reset();
+  results.evidence.reference_copies = {h2d, d2h};
+  return results;
+}
+
+TEST(ResultsReaderTest, ReferenceCopiesAreOptionalAndRoundTrip) {
+  EXPECT_FALSE(Json::parse(results_to_json(testing::hgx_spr_results_probed())).contains("reference_copies"));
+  const std::string text = results_to_json(referenced_results());
+  EXPECT_THAT(testing::schema_errors(text), ::testing::IsEmpty());
+  EXPECT_EQ(rewrite(text), text);
+  const auto read = results_from_json(text, "results.json");
+  ASSERT_TRUE(read) << read.error().message;
+  const auto& copies = read.value().evidence.reference_copies;
+  ASSERT_EQ(copies.size(), 2u);
+  EXPECT_EQ(copies[0].direction, Direction::kHostToDevice);
+  EXPECT_EQ(to_string(copies[0].gpu), "0000:17:00.0");
+  EXPECT_DOUBLE_EQ(copies[0].reference_median_gbps, 55.2);
+  EXPECT_DOUBLE_EQ(copies[0].ratio.value(), 54.9 / 55.2);
+  EXPECT_EQ(copies[1].direction, Direction::kDeviceToHost);
+  EXPECT_FALSE(copies[1].pcieval_median_gbps.has_value());
+  EXPECT_FALSE(copies[1].ratio.has_value());
+}
+
+TEST(ResultsReaderTest, AReferenceCopyWithARatioButNoRateIsRejected) {
+  Json document = Json::parse(results_to_json(referenced_results()));
+  document["reference_copies"][1]["ratio"] = 0.98;
+  EXPECT_THAT(error_of(document), HasSubstr("/reference_copies/1/ratio"));
+}
+
 }  // namespace
 }  // namespace pcieval
 

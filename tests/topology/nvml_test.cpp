@@ -33,6 +33,8 @@ struct FakeNvml {
   std::map<std::string, FakeGpu> gpus;  // keyed by the exact bus id NVML is asked for
   NvmlReturn init_code = kNvmlSuccess;
   NvmlReturn lookup_code = kNvmlSuccess;  // forced on every lookup when not success
+  NvmlReturn conf_compute_code = kNvmlSuccess;
+  unsigned int cc_feature = 0;  // nvmlConfComputeSystemState_t::ccFeature
   int init_calls = 0;
   int shutdown_calls = 0;
   std::vector<std::string> looked_up;
@@ -41,6 +43,14 @@ struct FakeNvml {
 FakeNvml& fake() {
   static FakeNvml instance;
   return instance;
+}
+
+NvmlReturn fake_conf_compute(NvmlConfComputeSystemState* state) {
+  if (fake().conf_compute_code != kNvmlSuccess) return fake().conf_compute_code;
+  state->environment = 2;  // NVML_CC_SYSTEM_ENVIRONMENT_PROD
+  state->cc_feature = fake().cc_feature;
+  state->dev_tools_mode = 0;
+  return kNvmlSuccess;
 }
 
 FakeGpu* gpu_of(NvmlDevice device) { return reinterpret_cast<FakeGpu*>(device); }
@@ -97,6 +107,7 @@ NvmlReturn fake_name(NvmlDevice d, char* name, unsigned int length) {
   name[gpu->name.size()] = '\0';
   return kNvmlSuccess;
 }
+NvmlReturn fake_conf_compute(NvmlConfComputeSystemState* state);
 NvmlReturn fake_utilization(NvmlDevice d, NvmlUtilization* utilization) {
   unsigned int gpu = 0;
   if (const NvmlReturn code = get_field(d, "utilization", &gpu); code != kNvmlSuccess) return code;
@@ -121,6 +132,7 @@ NvmlApi fake_api() {
   api.device_get_performance_state = fake_pstate;
   api.device_get_name = fake_name;
   api.device_get_utilization_rates = fake_utilization;
+  api.system_get_conf_compute_state = fake_conf_compute;
   return api;
 }
 
@@ -192,6 +204,7 @@ void* lookup_all(const char* symbol) {
       {"nvmlDeviceGetPerformanceState", reinterpret_cast<void*>(&fake_pstate)},
       {"nvmlDeviceGetName", reinterpret_cast<void*>(&fake_name)},
       {"nvmlDeviceGetUtilizationRates", reinterpret_cast<void*>(&fake_utilization)},
+      {"nvmlSystemGetConfComputeState", reinterpret_cast<void*>(&fake_conf_compute)},
   };
   const auto it = kTable.find(symbol);
   return it == kTable.end() ? nullptr : it->second;
@@ -471,6 +484,31 @@ TEST_F(NvmlTest, ReplayCounterOnItsOwn) {
   const auto missing = reader.read_replay_counter(bdf("0000:18:00.0"));
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(missing.error().message, HasSubstr("0000:18:00.0"));
+}
+
+// Issue 17, item 10: confidential-computing mode is read before the probes,
+// so the pinned ones are skipped with the reason instead of failing each one.
+TEST_F(NvmlTest, ConfidentialComputingStateIsRead) {
+  const NvmlLibrary library = open_session();
+  const NvmlReader reader(library);
+  fake().cc_feature = 0;
+  EXPECT_EQ(reader.read_confidential_computing().value(), false);
+  fake().cc_feature = kNvmlCcSystemFeatureEnabled;
+  EXPECT_EQ(reader.read_confidential_computing().value(), true);
+  fake().conf_compute_code = kNvmlErrorNotSupported;
+  const auto refused = reader.read_confidential_computing();
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.error().message, HasSubstr("NVML_ERROR_NOT_SUPPORTED"));
+}
+
+TEST_F(NvmlTest, ConfidentialComputingStateOfAnOldDriverIsUnknown) {
+  NvmlApi api = fake_api();
+  api.system_get_conf_compute_state = nullptr;
+  const NvmlLibrary library = open_session(api);
+  const NvmlReader reader(library);
+  const auto unknown = reader.read_confidential_computing();
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_THAT(unknown.error().message, HasSubstr("not exported"));
 }
 
 }  // namespace
