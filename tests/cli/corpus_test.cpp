@@ -91,7 +91,8 @@ TEST_F(Corpus, EveryFileAgreesWithItsGroundTruthOrIsArguedInTheReadme) {
   for (const auto& entry : fs::directory_iterator(kCorpus)) {
     if (entry.path().filename() != "SOURCES.md") files.insert(entry.path().filename().string());
   }
-  std::string table = "| file | ground truth (SOURCES.md) | pcieval diagnose | exit | agrees |\n| --- | --- | --- | --- | --- |\n";
+  std::string table =
+      "| file | ground truth (SOURCES.md) | pcieval diagnose | exit | agrees |\n| --- | --- | --- | --- | --- |\n";
   for (const std::string& file : files) {
     const auto truth = ground_truth().find(file);
     ASSERT_NE(truth, ground_truth().end()) << file << " is new in the corpus: add its ground truth here";
@@ -116,8 +117,8 @@ TEST_F(Corpus, EveryFileAgreesWithItsGroundTruthOrIsArguedInTheReadme) {
   const std::string readme = slurp(fs::path(PCIEVAL_SOURCE_DIR) / "README.md");
   const auto begin = readme.find(kBegin);
   const auto end = readme.find(kEnd);
-  ASSERT_NE(begin, std::string::npos) << "README.md has no corpus table; put this between " << kBegin << "and "
-                                      << kEnd << "\n"
+  ASSERT_NE(begin, std::string::npos) << "README.md has no corpus table; put this between " << kBegin << "and " << kEnd
+                                      << "\n"
                                       << table;
   ASSERT_NE(end, std::string::npos);
   EXPECT_EQ(readme.substr(begin + std::string(kBegin).size(), end - begin - std::string(kBegin).size()), table)
