@@ -23,6 +23,7 @@
 #include "topology/pci_tree.hpp"
 #include "validate/capture_rules.hpp"
 #include "validate/event_rate_rules.hpp"
+#include "validate/expectation.hpp"
 #include "validate/link_rules.hpp"
 #include "validate/stated_link_rules.hpp"
 
@@ -225,10 +226,10 @@ void add_nvidia_smi(Evidence& evidence, const std::vector<NvidiaSmiCapture>& cap
       record.nvml = gpu.nvml;
       record.notes.insert(record.notes.end(), gpu.notes.begin(), gpu.notes.end());
       add_capture_line(evidence, gpu.bdf, gpu.source, gpu.link_line);
-      // Above Host Max the link is not capped by it (Host Max then describes
-      // a hop behind a switch; validate/expectation.hpp).
+      // Said only where validate/ holds the link to Host Max (not when the
+      // link runs above it and Host Max describes a hop behind a switch).
       if (gpu.nvml.host_max_gen && gpu.nvml.gpu_max_gen && *gpu.nvml.host_max_gen < *gpu.nvml.gpu_max_gen &&
-          (!gpu.nvml.current_gen || *gpu.nvml.current_gen <= *gpu.nvml.host_max_gen)) {
+          expected_nvml_generation(gpu.nvml) == gpu.nvml.host_max_gen) {
         record.notes.push_back("nvidia-smi " + where + ": the host caps the link at Gen" +
                                std::to_string(*gpu.nvml.host_max_gen) + " (Host Max) below the GPU's Gen" +
                                std::to_string(*gpu.nvml.gpu_max_gen) + " (Device Max): judged against Gen" +

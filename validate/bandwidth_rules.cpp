@@ -268,7 +268,7 @@ std::vector<Verdict> judge_bandwidth(const Evidence& evidence, const ThresholdPr
       verdict.reason = measured + " is " + percent_text(fraction) + " of " + against +
                        ": the link is faster than the evidence says, so no verdict can rest on that budget (the port "
                        "above is probably virtual or misreported)";
-      const auto fits = links_that_fit(median, m.direction, LinkState{PcieGen::kGen6, 16}, fit_floor_fraction(options));
+      const auto fits = links_that_fit(median, m.direction, kWidestBudgetedLink, fit_floor_fraction(options));
       if (!fits.empty()) verdict.reason += "; the rate fits " + join_states(fits);
       verdict.remediation = "Read the GPU's link while it copies (`nvidia-smi -q` GPU Link Info, `lspci -vv -s " +
                             verdict.subject +

@@ -68,6 +68,10 @@ struct PathBudget {
 // the range it explains. The lower of the profile's floor and the built-in.
 [[nodiscard]] double fit_floor_fraction(const BandwidthThresholds& thresholds);
 
+// The widest link links_that_fit may name when no link bounds the question:
+// the budget model stops at Gen6, the table at x16.
+inline constexpr LinkState kWidestBudgetedLink{PcieGen::kGen6, 16};
+
 // Link states (generation 1..6, width 1..16) whose budget in `direction`
 // holds `measured_gbps` between floor_fraction x budget and the budget itself
 // (3 % over it allowed for the model's rounding), no faster or wider than

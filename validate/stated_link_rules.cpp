@@ -15,9 +15,6 @@
 namespace pcieval {
 namespace {
 
-// links_that_fit's ceiling when no link bounds the question.
-const LinkState kWidestLink{PcieGen::kGen6, 16};
-
 std::string gbps_text(double gbps) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.1f GB/s", gbps);
@@ -93,7 +90,7 @@ Result<LinkState> parse_stated_link(std::string_view text) {
     }
   }
   if (!gen) return link_error(text, "no PCIe generation or transfer rate");
-  if (*gen > kWidestLink.gen) return link_error(text, to_string(*gen) + " has no budget model yet");
+  if (*gen > kWidestBudgetedLink.gen) return link_error(text, to_string(*gen) + " has no budget model yet");
   return LinkState{*gen, *width};
 }
 
@@ -185,7 +182,7 @@ ToolJudgement judge_tool_bandwidth(const Evidence& evidence, const ThresholdProf
       Verdict verdict;
       verdict.subject = m.subject;
       if (median > kAboveBudgetSlack * budget_gbps) {
-        const auto fits = links_that_fit(median, m.direction, kWidestLink, fit_floor_fraction(thresholds));
+        const auto fits = links_that_fit(median, m.direction, kWidestBudgetedLink, fit_floor_fraction(thresholds));
         verdict.status = VerdictStatus::kInconclusive;
         verdict.code = ReasonCode::kBandwidthAboveBudget;
         verdict.reason = measured + " is more than " + against +
