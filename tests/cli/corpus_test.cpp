@@ -1,8 +1,8 @@
 // `pcieval diagnose` on every file of the shared corpus of real captures
 // (../shared/corpus beside the checkout; skipped where it is not there), held
-// to the ground truth of its SOURCES.md. The README's corpus table is what
-// this test prints: a verdict that changes fails the test until the README
-// says so, and each disagreement with the ground truth is argued there.
+// to the ground truth of its SOURCES.md. The corpus table of docs/diagnose.md
+// is what this test prints: a verdict that changes fails the test until that
+// page says so, and each disagreement with the ground truth is argued there.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 struct Truth {
   const char* label;  // SOURCES.md's label, shortened
   int exit_code;      // the exit code that label calls for
-  bool agrees;        // false: pcieval's reading differs, argued in the README
+  bool agrees;        // false: pcieval's reading differs, argued in docs/diagnose.md
 };
 
 // Exit codes: HEALTHY 0; WIDTH-DOWN 1; SPEED-DOWN IDLE alone 3 (read it
@@ -108,21 +108,21 @@ TEST_F(Corpus, EveryFileAgreesWithItsGroundTruthOrIsArguedInTheReadme) {
     if (truth->second.agrees) {
       EXPECT_EQ(run.exit_code, truth->second.exit_code) << file << ": " << verdicts << run.err;
     } else {
-      // Argued in the README: never a pass where the ground truth finds a fault.
+      // Argued in docs/diagnose.md: never a pass where the ground truth finds a fault.
       EXPECT_NE(run.exit_code, 0) << file;
     }
     table += "| `" + file + "` | " + truth->second.label + " | " + verdicts + " | " + std::to_string(run.exit_code) +
              " | " + (truth->second.agrees ? "yes" : "argued below") + " |\n";
   }
-  const std::string readme = slurp(fs::path(PCIEVAL_SOURCE_DIR) / "README.md");
-  const auto begin = readme.find(kBegin);
-  const auto end = readme.find(kEnd);
-  ASSERT_NE(begin, std::string::npos) << "README.md has no corpus table; put this between " << kBegin << "and " << kEnd
-                                      << "\n"
+  const std::string page = slurp(fs::path(PCIEVAL_SOURCE_DIR) / "docs" / "diagnose.md");
+  const auto begin = page.find(kBegin);
+  const auto end = page.find(kEnd);
+  ASSERT_NE(begin, std::string::npos) << "docs/diagnose.md has no corpus table; put this between " << kBegin << "and "
+                                      << kEnd << "\n"
                                       << table;
   ASSERT_NE(end, std::string::npos);
-  EXPECT_EQ(readme.substr(begin + std::string(kBegin).size(), end - begin - std::string(kBegin).size()), table)
-      << "README.md's corpus table is stale; replace it with:\n"
+  EXPECT_EQ(page.substr(begin + std::string(kBegin).size(), end - begin - std::string(kBegin).size()), table)
+      << "docs/diagnose.md's corpus table is stale; replace it with:\n"
       << table;
 }
 
