@@ -315,12 +315,10 @@ void add_kernel_logs(Evidence& evidence, const std::vector<KernelLogCapture>& ca
                              std::to_string(capture.skipped_lines) + " lines about other things");
     if (notifications > 0) {
       evidence.notes.push_back(capture.source + ": " + std::to_string(notifications) +
-                               " link bandwidth notification lines (the link changed speed or width; GPUs do so "
-                               "when idle): reported, not judged");
+                               (notifications == 1 ? " link bandwidth notification line"
+                                                   : " link bandwidth notification lines") +
+                               " (the link changed speed or width; GPUs do so when idle): reported, not judged");
     }
-  }
-  if (const std::string correctable = correctable_summary(events); !correctable.empty()) {
-    evidence.notes.push_back("correctable AER errors in the kernel log (reported, not judged): " + correctable);
   }
 }
 

@@ -223,18 +223,6 @@ std::vector<Verdict> judge_captured_events(const Evidence& evidence, const std::
   return verdicts;
 }
 
-std::string correctable_summary(const std::vector<CapturedEvent>& events) {
-  std::map<PciAddress, Tally> tallies;
-  for (const CapturedEvent& event : events) {
-    if (event.kind == Kind::kCorrectableError) count(tallies[event.device], origin_of(event));
-  }
-  std::string text;
-  for (const auto& [device, tally] : tallies) {
-    text += (text.empty() ? "" : "; ") + to_string(device) + " x" + std::to_string(tally.count) + " " + where(tally);
-  }
-  return text;
-}
-
 }  // namespace pcieval
 
 namespace pcieval {

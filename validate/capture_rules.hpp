@@ -33,14 +33,11 @@ namespace pcieval {
 //   read; the idle case gives no verdict when the evidence holds a link sample
 //   of the GPU under load (that reading is judged by judge_links). A line
 //   whose states are unknown is not judged.
-// Correctable errors make no verdict (a few are normal); correctable_summary
-// reports them with their counts.
+// Correctable errors make no verdict here: a few are normal, and a burst is
+// judged by rate per port (judge_captured_rates, event_rate_rules.hpp), which
+// also names each port's count in a note.
 [[nodiscard]] std::vector<Verdict> judge_captured_events(const Evidence& evidence,
                                                          const std::vector<CapturedEvent>& events);
-
-// "0000:c1:00.0 x12 (first dmesg.txt:40)" per device with correctable
-// errors, joined by "; "; empty when there are none.
-[[nodiscard]] std::string correctable_summary(const std::vector<CapturedEvent>& events);
 
 // Every verdict captured evidence adds to the rules of a live run, in this
 // order: the tool numbers (judge_tool_bandwidth against evidence.stated_link

@@ -126,12 +126,10 @@ TEST(CaptureRules, FellOffTheBusWithoutLspciIsJudgedOnTheAddress) {
   EXPECT_EQ(verdicts[0].code, ReasonCode::kGpuFellOffBus);
 }
 
-TEST(CaptureRules, CorrectableErrorsAreCountedNotJudged) {
+TEST(CaptureRules, CorrectableErrorsAreLeftToTheRateRule) {
   const std::vector<CapturedEvent> events = {event(CapturedEvent::Kind::kCorrectableError, "0000:07:00.0", "d:1"),
                                              event(CapturedEvent::Kind::kCorrectableError, "0000:07:00.0", "d:5")};
   EXPECT_TRUE(judge_captured_events(with({gpu_behind_switch()}), events).empty());
-  EXPECT_EQ(correctable_summary(events), "0000:07:00.0 x2 (d:1 .. d:5)");
-  EXPECT_EQ(correctable_summary({}), "");
 }
 
 DeviceRecord nvml_only_gpu(int current_gen, int current_width, int pstate, int util, bool under_load) {
