@@ -12,6 +12,7 @@
 #include "ingest/nvbandwidth.hpp"
 #include "ingest/nvidia_smi.hpp"
 #include "ingest/nvidia_smi_xml.hpp"
+#include "ingest/stamped_lines.hpp"
 
 namespace pcieval {
 namespace {
@@ -134,6 +135,11 @@ Result<std::vector<CaptureSection>> split_capture_sections(std::string_view text
   std::optional<CaptureFormat> current;
   std::size_t number = 0;
   for (std::size_t start = 0; start < text.size();) {
+    // Inside a kernel log a stamped line never begins another capture.
+    if (current == CaptureFormat::kKernelLog && text[start] == '[') {
+      start = next_unstamped_line(text, start, number);
+      continue;
+    }
     const std::size_t end = end_of_line(text, start);
     ++number;
     if (auto head = section_head(text, start, end, current)) {

@@ -19,6 +19,7 @@
 #endif
 
 #include "ingest/lspci_text.hpp"
+#include "ingest/stamped_lines.hpp"
 
 namespace pcieval {
 namespace {
@@ -382,6 +383,14 @@ class Reader {
     if (!shaped_) shaped_ = kernel_shaped(trim_blanks(raw));
   }
 
+  // `count` stamped lines without a marker, once the log's shape is known:
+  // what plain_line would make of each.
+  void stamped_lines(std::size_t count) {
+    capture_.lines += count;
+    capture_.skipped_lines += count;
+  }
+  [[nodiscard]] bool shaped() const { return shaped_; }
+
   Result<KernelLogCapture> finish() && {
     if (!shaped_ && capture_.events.empty()) {
       return make_error(capture_.source +
@@ -659,6 +668,15 @@ Result<KernelLogCapture> parse_kernel_log(std::string_view text, std::string_vie
     // The lines before it hold no marker: counted, not read, except for a
     // status dump line in the report of the marker line above.
     while (start < marker_line) {
+      // Past the report of the last marker line, with the shape known, a
+      // stamped line is only counted: pass a run of them at once.
+      if (number >= read_until && reader.shaped() && text[start] == '[') {
+        std::size_t passed = 0;
+        start = next_unstamped_line(text.substr(0, marker_line), start, passed);
+        number += passed;
+        reader.stamped_lines(passed);
+        continue;
+      }
       const std::size_t end = line_end(text, start);
       const std::string_view line = text.substr(start, end - start);
       if (++number <= read_until && contains(line, kStatusDump)) {

@@ -71,6 +71,45 @@ TEST(KernelLog, DmesgFixture) {
   EXPECT_EQ(parsed->skipped_lines, parsed->lines - about_pcie);
 }
 
+TEST(KernelLog, RunsOfStampedLinesAreCountedAsLineByLine) {
+  // Between markers the reader passes stamped lines in bulk (stamped_lines.hpp):
+  // whatever the line lengths (every position in a 16-byte block), the line
+  // numbers of later events, the counts, and a status line in an event's
+  // report after the run must come out as they do one line at a time.
+  for (std::size_t pad = 0; pad < 40; ++pad) {
+    std::string text = "[    1.000000] Linux version 6.8.0\n";
+    std::size_t number = 1;
+    const auto filler = [&](int count) {
+      for (int i = 0; i < count; ++i, ++number) {
+        text += "[    2.0" + std::to_string(i) + "] usb 1-1: " + std::string(pad + static_cast<std::size_t>(i), 'u') + "\n";
+      }
+    };
+    filler(7);
+    text += "\n   \n";  // blank lines: not counted as lines of the log
+    number += 2;
+    filler(5);
+    // The announcement and its report are one event, on the report's line.
+    text += "[    3.000000] pcieport 0000:00:01.0: AER: Corrected error received: 0000:01:00.0\n";
+    ++number;
+    text += "[    3.000001] nvidia 0000:01:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)\n";
+    const std::size_t first_event = ++number;
+    filler(3);
+    text += "[    3.000002] nvidia 0000:01:00.0:    [ 0] RxErr                  (First)\n";  // still in the report
+    ++number;
+    filler(9);
+    text += "[    4.000000] NVRM: Xid (PCI:0000:01:00): 79, pid=1, name=python3, GPU has fallen off the bus.";
+    const std::size_t last_event = ++number;
+
+    const auto parsed = parse_kernel_log(text, "k");
+    ASSERT_TRUE(parsed) << pad << ": " << parsed.error().message;
+    ASSERT_GE(parsed->events.size(), 2U) << pad;
+    EXPECT_EQ(parsed->events.front().line, first_event) << pad;
+    EXPECT_EQ(parsed->events.back().line, last_event) << pad;
+    EXPECT_EQ(parsed->events.back().kind, KernelEventKind::kGpuFellOffBus) << pad;
+    EXPECT_EQ(parsed->lines, number - 2) << pad;  // every line but the two blank ones
+  }
+}
+
 TEST(KernelLog, JournalFixtureOldSpeedsFatalSurpriseDownAndXid79) {
   const std::string text = read_capture(kJournalIcelake);
   const auto parsed = parse_kernel_log(text, "journal.txt");

@@ -143,6 +143,36 @@ TEST(MixedSections, PromptsAndStrayLinesAreNoSection) {
   EXPECT_FALSE(split_capture_sections(""));
 }
 
+TEST(MixedSections, ACaptureAfterStampedLinesStartsOnItsOwnLine) {
+  // The split passes stamped kernel lines 16 bytes at a time: whatever the
+  // lengths of the lines before it (so every position of the head in a
+  // block), the nvidia-smi banner after N log lines starts on line N + 1, and
+  // a log that ends without a newline is still one section.
+  for (std::size_t pad = 0; pad < 40; ++pad) {
+    std::string text;
+    std::size_t lines = 0;
+    for (int i = 0; i < 5; ++i, ++lines) {
+      text += "[ 12.000" + std::to_string(i) + "] pcieport 0000:00:01.0: " + std::string(pad + i, 'x') + "\n";
+    }
+    const std::size_t banner_offset = text.size();
+    text += "==============NVSMI LOG==============\n\nTimestamp : Thu Dec  3 10:00:00 2026\n";
+    text += "Driver Version : 550.54.15\nAttached GPUs : 1\nGPU 00000000:17:00.0\n    Product Name : NVIDIA H100\n";
+    const auto sections = split_capture_sections(text);
+    ASSERT_TRUE(sections) << pad << ": " << sections.error().message;
+    ASSERT_EQ(sections->size(), 2U) << pad;
+    EXPECT_EQ(sections->at(0).format, CaptureFormat::kKernelLog);
+    EXPECT_EQ(sections->at(1).format, CaptureFormat::kNvidiaSmi);
+    EXPECT_EQ(sections->at(1).offset, banner_offset) << pad;
+    EXPECT_EQ(sections->at(1).first_line, lines + 1) << pad;
+
+    const std::string unterminated = text.substr(0, banner_offset - 1);
+    const auto one = split_capture_sections(unterminated);
+    ASSERT_TRUE(one) << pad;
+    ASSERT_EQ(one->size(), 1U);
+    EXPECT_EQ(one->front().size, unterminated.size());
+  }
+}
+
 TEST(MixedSections, HostileInputAndLargeLog) {
   for (const std::string& input : hostile_inputs()) (void)split_capture_sections(input);
   // A 64 MB kernel log is one section after one pass (seconds would mean

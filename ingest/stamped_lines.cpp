@@ -1,0 +1,56 @@
+#include "ingest/stamped_lines.hpp"
+
+#include <bit>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace pcieval {
+
+std::size_t next_unstamped_line(std::string_view text, std::size_t start, std::size_t& lines) {
+  std::size_t at = start;
+#if defined(__SSE2__)
+  const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
+  const __m128i newline = _mm_set1_epi8('\n');
+  const __m128i bracket = _mm_set1_epi8('[');
+  const __m128i zero = _mm_setzero_si128();
+  // Newlines passed, per byte lane (a compare is 0 or -1, subtracted), added
+  // to `lines` before a lane can wrap: baseline x86-64 has no popcnt, and a
+  // call per block cost more than the scan.
+  __m128i passed = zero;
+  int blocks = 0;
+  const auto flush = [&] {
+    const __m128i sums = _mm_sad_epu8(passed, zero);
+    lines += static_cast<std::size_t>(_mm_cvtsi128_si32(sums)) + static_cast<std::size_t>(_mm_extract_epi16(sums, 4));
+    passed = zero;
+    blocks = 0;
+  };
+  // Each block also reads the byte after it, so it stops 16 + 1 from the end.
+  for (; at + 17 <= text.size(); at += 16) {
+    const __m128i newlines = _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes + at)), newline);
+    const __m128i stamped = _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes + at + 1)), bracket);
+    const auto unstamped = static_cast<unsigned>(_mm_movemask_epi8(_mm_andnot_si128(stamped, newlines)));
+    if (unstamped != 0) {
+      flush();
+      const int offset = std::countr_zero(unstamped);
+      const auto before = static_cast<unsigned>(_mm_movemask_epi8(newlines)) & ((2U << offset) - 1U);
+      lines += static_cast<std::size_t>(std::popcount(before));
+      return at + static_cast<std::size_t>(offset) + 1;
+    }
+    passed = _mm_sub_epi8(passed, newlines);
+    if (++blocks == 255) flush();
+  }
+  flush();
+#endif
+  for (; at < text.size(); ++at) {
+    if (text[at] != '\n') continue;
+    ++lines;
+    if (at + 1 == text.size() || text[at + 1] != '[') return at + 1;
+  }
+  // The last line has no newline: it is passed too.
+  if (start < text.size() && text.back() != '\n') ++lines;
+  return text.size();
+}
+
+}  // namespace pcieval
