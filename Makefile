@@ -5,7 +5,7 @@ BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 ARGS ?=
 
-.PHONY: all deps build binary run test test-sanitize bench format tidy clean gpu-check
+.PHONY: all deps build binary run test test-sanitize bench format tidy clean gpu-check deb
 
 all: build
 
@@ -28,6 +28,14 @@ binary: deps $(BUILD_DIR)/CMakeCache.txt
 # 2 usage, 3 inconclusive). Extra flags: make run ARGS="-o results.json".
 run: binary
 	./$(BUILD_DIR)/pcieval check $(ARGS)
+
+# The Debian packages pcieval_VERSION-1_ARCH.deb and, where MPI was found,
+# pcieval-mpi_VERSION-1_ARCH.deb, in $(BUILD_DIR)/ (docs/install.md). Builds
+# only what they hold: the binaries and the man pages.
+deb: deps $(BUILD_DIR)/CMakeCache.txt
+	@scripts/install-deps.sh --deb
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target pcieval pcieval_man pcieval_deb_docs
+	cpack --config $(BUILD_DIR)/CPackConfig.cmake -B $(BUILD_DIR)
 
 test: build
 	@scripts/install-deps.sh --test

@@ -20,7 +20,15 @@ if [[ "${1:-}" == "--bench" ]]; then
   packages+=(hwloc-nox)  # lstopo-no-graphics, the reference in bench/
   packages+=(time)       # GNU time -v: peak RSS in bench/fleet_merge_scale.sh
 fi
+# make deb: dpkg-shlibdeps (dpkg-dev) computes the packages' Depends from the
+# libraries the binaries link.
+if [[ "${1:-}" == "--deb" || "${1:-}" == "--test" ]]; then
+  packages+=(dpkg-dev)
+fi
 if [[ "${1:-}" == "--test" ]]; then
+  # tests/package lints the packages with lintian (skipped when it is absent):
+  # 124 packages, mostly Perl modules: 16 MB to download, 25 MB installed.
+  packages+=(lintian)
   # The real consumer of --prom: tests/report/node_exporter_check.sh runs it on
   # 127.0.0.1 (the test skips when it is absent). Only for tests, never for
   # `make run`: on a host with systemd the package also enables and starts its

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Slurm health check with pcieval: drains this node, with the results' one-line
 # summary as the reason, when its PCIe links fail. Use it as slurm.conf's
-# HealthCheckProgram, or from NHC through pcieval.nhc (--print-reason).
+# HealthCheckProgram (the pcieval package installs it as
+# /usr/libexec/pcieval/pcieval-nhc.sh), or from NHC through pcieval.nhc
+# (--print-reason).
 #
 #   pcieval-nhc.sh [--results FILE [--max-age SECONDS]] [--with-probes]
 #                  [--drain-inconclusive] [--print-reason] [-- PCIEVAL_ARGS...]

@@ -34,7 +34,7 @@ service="$source_dir/contrib/systemd/pcieval-check.service"
 exec_start=$(sed -e ':a' -e '/\\$/N; s/\\\n//; ta' "$service" | sed -n 's/^ExecStart=//p')
 [[ -n "$exec_start" ]] || fail "no ExecStart in $service"
 mkdir -p "$work/systemd/prom" "$work/systemd/state"
-exec_start=${exec_start//\/usr\/local\/bin\/pcieval/$pcieval}
+exec_start=${exec_start//\/usr\/bin\/pcieval/$pcieval}
 exec_start=${exec_start//\/var\/lib\/prometheus\/node-exporter/$work\/systemd\/prom}
 exec_start=${exec_start//\/var\/lib\/pcieval/$work\/systemd\/state}
 read -r -a words <<<"$exec_start"
@@ -55,7 +55,7 @@ assert pod["restartPolicy"] == "Never"
 container = pod["containers"][0]
 assert container["resources"]["limits"]["nvidia.com/gpu"] >= 1
 assert any(v["name"] == "out" and "hostPath" in v for v in pod["volumes"])
-words = [sys.argv[2] if w == "/usr/local/bin/pcieval" else w for w in container["command"]]
+words = [sys.argv[2] if w == "/usr/bin/pcieval" else w for w in container["command"]]
 words += [a.replace("/out", sys.argv[3]) for a in container["args"]]
 print("\n".join(words))
 PY
@@ -69,7 +69,7 @@ check_outputs job "$work/k8s/results.json" "$work/k8s/pcieval.prom" "$work/k8s/h
 # systemd-analyze verify needs ExecStart's binary to exist: point it at ours.
 if command -v systemd-analyze >/dev/null; then
   mkdir -p "$work/units"
-  sed "s#/usr/local/bin/pcieval#$pcieval#" "$service" >"$work/units/pcieval-check.service"
+  sed "s#/usr/bin/pcieval#$pcieval#" "$service" >"$work/units/pcieval-check.service"
   cp "$source_dir/contrib/systemd/pcieval-check.timer" "$work/units/"
   if ! systemd-analyze verify --man=no "$work/units/pcieval-check.service" "$work/units/pcieval-check.timer" \
       >"$work/verify" 2>&1 || [[ -s "$work/verify" ]]; then
