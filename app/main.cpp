@@ -1,6 +1,9 @@
 // pcieval: PCIe bandwidth benchmark and validation for GPU nodes.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -252,6 +255,24 @@ std::string parse_error_message(const CLI::ParseError& error, CLI::App& cli, con
   return message + " " + help_hint(line);
 }
 
+// A table or document that did not reach stdout (a full disk, a closed
+// descriptor) is an output not written, exit 2 as for -o FILE: otherwise
+// `pcieval check > /dev/full` exits 0 with nothing said. Checked last, so
+// that every file asked for has been written first.
+int checked_stdout(int code) {
+  // errno of the first flush that failed: a second finds the buffer
+  // already dropped and succeeds.
+  errno = 0;
+  std::cout.flush();
+  int error = errno;
+  const bool flushed = std::fflush(stdout) == 0;
+  if (error == 0) error = errno;
+  if (flushed && std::ferror(stdout) == 0 && std::cout.good()) return code;
+  pcieval::app::print_error(std::string("could not write to standard output") +
+                            (error != 0 ? std::string(": ") + std::strerror(error) : std::string()));
+  return kExitUsage;
+}
+
 // check, on its own or as one node of an MPI fleet run. This main is built
 // twice: `pcieval` (no MPI) hands an MPI launch to `pcieval-mpi`, the same
 // main built with PCIEVAL_HAVE_MPI, which runs the fleet itself.
@@ -427,7 +448,7 @@ int main(int argc, char** argv) {
   // memory, a bug) still ends with one line and "could not judge", never
   // with std::terminate's core dump in a Slurm prolog.
   try {
-    return run(argc, argv);
+    return checked_stdout(run(argc, argv));
   } catch (const std::exception& e) {
     pcieval::app::print_error(std::string("internal error: ") + e.what());
   } catch (...) {
