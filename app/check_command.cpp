@@ -1,7 +1,9 @@
 // `pcieval check`: discover, judge, tell; and the judge-and-tell half that
 // `pcieval validate` shares.
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
+#include <system_error>
 
 #include "app/commands.hpp"
 #include "app/reference_copy.hpp"
@@ -14,7 +16,6 @@
 #include "report/profile_json.hpp"
 #include "report/prometheus.hpp"
 #include "report/results_json.hpp"
-#include "report/results_reader.hpp"
 #include "report/table.hpp"
 #include "topology/discover.hpp"
 #include "validate/judge.hpp"
@@ -61,12 +62,64 @@ std::optional<ThresholdProfile> load_profile(const std::string& path) {
   return std::move(profile).value();
 }
 
+// The folder `path` would be written in must be there: "" when it is, else
+// the problem. Only the default --history folder is created (history_command.cpp).
+std::string missing_directory(const std::string& path) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (parent.empty()) return {};
+  std::error_code error;
+  const auto status = std::filesystem::status(parent, error);
+  if (status.type() == std::filesystem::file_type::not_found) return "directory " + parent.string() + " does not exist";
+  if (!error && status.type() != std::filesystem::file_type::directory) return parent.string() + " is not a directory";
+  // Anything else (no permission to look) is left to the write, which names it.
+  return {};
+}
+
+// A baseline measured on another machine: the medians are still compared GPU
+// by GPU (by PCI address), which is what a golden node of the same model is
+// for, but an operator who meant this node's own last good run must see it.
+// Not a failure: this node's verdicts rest on its own evidence either way.
+std::optional<std::string> other_host_note(const std::string& baseline_path, const std::string& baseline_host,
+                                           const std::string& this_host) {
+  if (baseline_host.empty() || this_host.empty() || baseline_host == this_host) return std::nullopt;
+  return "--baseline " + baseline_path + " was measured on host '" + baseline_host + "', this run is of host '" +
+         this_host + "': medians are compared by PCI address across two machines";
+}
+
 // pcieval-copy-reference prints well under a kilobyte.
 constexpr std::size_t kMaxReferenceBytes = std::size_t{1} << 20;
 
 }  // namespace
 
+Status check_output_directories(const JudgeOptions& options) {
+  const auto check = [](const char* flag, const std::optional<std::string>& path) -> Status {
+    if (!path || path->empty() || *path == "-") return ok_status();
+    if (const std::string problem = missing_directory(*path); !problem.empty()) {
+      return make_error(std::string(flag) + ": cannot write " + *path + ": " + problem);
+    }
+    return ok_status();
+  };
+  for (const auto& [flag, path] :
+       {std::pair{"-o", &options.output_path}, std::pair{"--prom", &options.prom_path},
+        std::pair{"--junit", &options.junit_path}, std::pair{"--html", &options.html_path}}) {
+    if (Status checked = check(flag, *path); !checked) return checked;
+  }
+  // The default path's folder is created (a first run on a node has none);
+  // a path the operator gave is used as given, as -o is: a typo in it must
+  // not grow a directory tree.
+  if (Status checked = check("--history", options.history_path); !checked) {
+    return make_error(checked.error().message + " (pcieval creates only the default history folder)");
+  }
+  return ok_status();
+}
+
 int run_check(const CheckOptions& options) {
+  // Before anything is measured: an output that cannot be written is found
+  // now, not after a soak whose results it would have held.
+  if (const Status writable = check_output_directories(options.judge); !writable) {
+    print_error(writable.error().message);
+    return kExitUsage;
+  }
   // From the first step to the last: a signal at any moment of a run (while
   // discovering, measuring or judging) makes it interrupted, never a pass.
   const StopOnSignal stop;
@@ -161,13 +214,18 @@ int judge_and_report(Results results, const JudgeOptions& options) {
     results.thresholds = std::move(*profile);
   }
   std::optional<Results> baseline;
+  // Said on stderr too when the notes are not printed (-q, -o -).
+  std::optional<std::string> other_host;
   if (options.baseline_path) {
-    auto read = read_results_file(*options.baseline_path);
+    auto read = read_node_results(*options.baseline_path);
     if (!read) {
       print_error("--baseline: " + read.error().message);
       return kExitUsage;
     }
     baseline.emplace(std::move(read).value());
+    other_host =
+        other_host_note(*options.baseline_path, baseline->evidence.host.hostname, results.evidence.host.hostname);
+    if (other_host) results.evidence.notes.push_back(*other_host);
   }
   judge(results, options.expected_gpus, baseline ? &baseline->evidence : nullptr);
   // A check's signal that arrived while it judged (no handler is installed
@@ -183,6 +241,8 @@ int judge_and_report(Results results, const JudgeOptions& options) {
   if (!options.quiet && !json_to_stdout) {
     for (const auto& note : results.evidence.notes) std::cout << "note: " << note << "\n";
     std::cout << render_check_table(results, budgets, shown_links(results.evidence, results.thresholds));
+  } else if (other_host) {
+    std::cerr << "pcieval: warning: " << *other_host << "\n";
   }
   // Every requested output is attempted even when one fails, so a full disk
   // for the JSON does not also cost the metrics; any failure is exit 2.

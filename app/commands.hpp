@@ -7,9 +7,11 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bench/probe.hpp"
+#include "model/result.hpp"
 #include "model/results.hpp"
 #include "report/table.hpp"
 #include "topology/discover.hpp"
@@ -94,6 +96,10 @@ struct TopoOptions {
 [[nodiscard]] DiscoveryOptions discovery_options(const SourceOptions& sources);
 
 [[nodiscard]] int run_check(const CheckOptions& options);
+// Whether the folder of every file JudgeOptions names (-o, --prom, --junit,
+// --html, an explicit --history DB) exists, checked before a command reads or
+// measures anything: "-o: cannot write X: directory D does not exist".
+[[nodiscard]] Status check_output_directories(const JudgeOptions& options);
 // `check --list-probes`: every probe's key, the modes that run it, and its
 // description. Always 0.
 [[nodiscard]] int run_list_probes();
@@ -112,6 +118,14 @@ void measure(Evidence& evidence, const ProbeOptions& options, const std::atomic<
              const std::function<void(const Evidence&)>& after_round = {});
 [[nodiscard]] int run_topo(const TopoOptions& options);
 [[nodiscard]] int run_validate(const ValidateOptions& options);
+
+// Which of pcieval's own JSON documents `text` is, so that a command given the
+// wrong one can name the right command instead of a parse error.
+enum class PcievalDocument { kNone, kResults, kFleet };
+[[nodiscard]] PcievalDocument pcieval_document_kind(std::string_view text);
+// One node's results document ("-": stdin), as read_results_file reads it; a
+// fleet document is refused with what to give instead.
+[[nodiscard]] Result<Results> read_node_results(const std::string& path);
 [[nodiscard]] int run_diagnose(const DiagnoseOptions& options);
 
 // The tail of check, validate and diagnose: judges results.evidence (replacing any

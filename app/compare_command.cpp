@@ -8,22 +8,30 @@
 
 #include "app/commands.hpp"
 #include "report/profile_json.hpp"
-#include "report/results_reader.hpp"
 #include "validate/compare.hpp"
 #include "validate/thresholds.hpp"
 
 namespace pcieval::app {
 
 int run_compare(const CompareOptions& options) {
-  auto before = read_results_file(options.before_path);
+  auto before = read_node_results(options.before_path);
   if (!before) {
     print_error(before.error().message);
     return kExitUsage;
   }
-  auto after = read_results_file(options.after_path);
+  auto after = read_node_results(options.after_path);
   if (!after) {
     print_error(after.error().message);
     return kExitUsage;
+  }
+  // Two machines, not one node before and after a fix: still compared (a
+  // suspect node against a good one of the same model is a fair question),
+  // but said first, so nobody reads "nothing got worse" as a fix verified.
+  const std::string& before_host = before.value().evidence.host.hostname;
+  const std::string& after_host = after.value().evidence.host.hostname;
+  if (!before_host.empty() && !after_host.empty() && before_host != after_host) {
+    std::cout << "compare: BEFORE is of host '" << before_host << "', AFTER of host '" << after_host
+              << "': two machines, compared by PCI address, not one node before and after a fix\n";
   }
   ThresholdProfile profile = after.value().thresholds;
   if (options.profile_path) {

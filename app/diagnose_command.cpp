@@ -387,6 +387,20 @@ Status read_capture(const std::string& path, const std::optional<CaptureFormat>&
   } else if (auto split = split_capture_sections(text)) {
     sections = std::move(split).value();
   } else {
+    // pcieval's own documents are the likeliest JSON to land here by mistake.
+    switch (pcieval_document_kind(text)) {
+      case PcievalDocument::kResults:
+        return make_error(name +
+                          " is a pcieval results document, not captured text: judge it again with 'pcieval "
+                          "validate " +
+                          path + "'");
+      case PcievalDocument::kFleet:
+        return make_error(name +
+                          " is a pcieval fleet document, not captured text: diagnose reads lspci -vv, "
+                          "nvidia-smi -q, kernel logs and the bandwidth tools' output");
+      case PcievalDocument::kNone:
+        break;
+    }
     return make_error(name + ": " + split.error().message);
   }
   captures.names.push_back(name);
@@ -407,6 +421,10 @@ Status read_capture(const std::string& path, const std::optional<CaptureFormat>&
 }  // namespace
 
 int run_diagnose(const DiagnoseOptions& options) {
+  if (const Status writable = check_output_directories(options.judge); !writable) {
+    print_error(writable.error().message);
+    return kExitUsage;
+  }
   std::optional<CaptureFormat> forced;
   if (options.format) {
     auto format = capture_format_from_name(*options.format);

@@ -1,6 +1,7 @@
 // `pcieval history` and `--history [DB]`: the run history in SQLite.
 #include <cstdlib>
 #include <iostream>
+#include <set>
 
 #include "app/commands.hpp"
 #include "history/history_db.hpp"
@@ -25,6 +26,37 @@ Result<std::string> resolve(const std::string& path) {
   std::string fallback = default_history_path();
   if (fallback.empty()) return make_error("no history path: neither XDG_DATA_HOME nor HOME is set; give one");
   return fallback;
+}
+
+// For a subject no run measured: "12 runs recorded, none measured
+// 0000:17:00.0; GPUs that were measured: 0000:18:00.0, 0000:19:00.0". Empty
+// when the database holds no run at all.
+Result<std::string> what_was_measured(const HistoryDb& db, const std::string& subject) {
+  auto runs = db.runs(HistoryQuery{});
+  if (!runs) return runs.error();
+  if (runs->empty()) return std::string();
+  auto points = db.points(HistoryQuery{});
+  if (!points) return points.error();
+  std::set<std::string> gpus;
+  std::set<std::string> host_subjects;
+  for (const HistoryPoint& point : *points) {
+    const std::string& measured = point.measurement.subject;
+    (parse_pci_address(measured) ? gpus : host_subjects).insert(measured);
+  }
+  const auto joined = [](const std::set<std::string>& names) {
+    std::string text;
+    for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
+    return text;
+  };
+  const std::size_t count = runs->size();
+  std::string text = std::to_string(count) + (count == 1 ? " run" : " runs") + " recorded, none measured " + subject;
+  if (!gpus.empty()) {
+    text += "; GPUs that were measured: " + joined(gpus);
+  } else {
+    text += "; no run measured a GPU (runs with --no-probes, of a --sysfs-root tree, or on a node without GPUs)";
+  }
+  if (!host_subjects.empty()) text += "; host subjects: " + joined(host_subjects);
+  return text;
 }
 
 }  // namespace
@@ -83,6 +115,25 @@ int run_history(const HistoryOptions& options) {
     return kExitUsage;
   }
   const std::vector<Trend> trends = trends_of(*points);
+  // "no runs recorded" would be wrong when there are runs, only none of
+  // this subject: say what the database holds instead.
+  if (query.subject && runs->empty()) {
+    auto other = what_was_measured(db.value(), *query.subject);
+    if (!other) {
+      print_error(other.error().message);
+      return kExitUsage;
+    }
+    if (!other->empty()) {
+      // The JSON on stdout stays what a script parses; the words go to stderr.
+      if (options.json) {
+        std::cout << render_history_json(*runs, trends);
+        std::cerr << "pcieval: " << *other << "\n";
+      } else {
+        std::cout << *other << "\n";
+      }
+      return kExitPass;
+    }
+  }
   std::cout << (options.json ? render_history_json(*runs, trends) : render_history_table(*runs, trends));
   return kExitPass;
 }

@@ -1,9 +1,15 @@
 // pcieval: PCIe bandwidth benchmark and validation for GPU nodes.
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
-#include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "app/cli_flags.hpp"
 #include "app/commands.hpp"
 #include "app/mpi_launch.hpp"
 #ifdef PCIEVAL_HAVE_MPI
@@ -13,6 +19,13 @@
 namespace {
 
 using pcieval::app::kExitUsage;
+using pcieval::app::kMaxDurationS;
+
+// No node carries this many GPUs; a larger count is a typo (88 for 8).
+constexpr int kMaxExpectedGpus = 1024;
+// history --limit and check --rounds: far beyond any history or soak, and
+// within an int.
+constexpr int kMaxCount = 1'000'000;
 
 void add_source_flags(CLI::App& command, pcieval::app::SourceOptions& sources) {
   command.add_option("--sysfs-root", sources.sysfs_root, "Read the PCI tree from DIR/bus/pci/devices (default /sys)")
@@ -28,9 +41,11 @@ void add_source_flags(CLI::App& command, pcieval::app::SourceOptions& sources) {
 void add_judge_flags(CLI::App& command, pcieval::app::JudgeOptions& judge) {
   command.add_option("-o,--output", judge.output_path, "Write the results document (JSON) to FILE, atomically")
       ->type_name("FILE");
-  command.add_option("--expect-gpus", judge.expected_gpus, "Report 'missing' when fewer than N GPUs are found")
+  command
+      .add_option("--expect-gpus", judge.expected_gpus,
+                  "Report 'missing' when fewer than N GPUs are found (0 to " + std::to_string(kMaxExpectedGpus) + ")")
       ->type_name("N")
-      ->check(CLI::NonNegativeNumber);
+      ->check(pcieval::app::whole_number_between(0, kMaxExpectedGpus));
   command
       .add_option("--prom", judge.prom_path,
                   "Write Prometheus metrics to FILE (for node_exporter's textfile collector: name it *.prom)")
@@ -67,13 +82,17 @@ CLI::App* add_history_command(CLI::App& cli, pcieval::app::HistoryOptions& histo
       ->type_name("DB");
   command->add_option("--gpu", history.subject, "Only runs and trends of this GPU (PCI address) or host subject")
       ->type_name("BDF");
-  command->add_option("--limit", history.limit, "Only the newest N runs")->type_name("N")->check(CLI::PositiveNumber);
+  command->add_option("--limit", history.limit, "Only the newest N runs (1 to " + std::to_string(kMaxCount) + ")")
+      ->type_name("N")
+      ->check(pcieval::app::whole_number_between(1, kMaxCount));
   command->add_flag("--json", history.json, "Print runs and trends as JSON");
   return command;
 }
 
 // check's fleet flags: an MPI-launched check (mpirun, srun) is a fleet run.
-void add_fleet_check_flags(CLI::App& command, pcieval::app::FleetCheckOptions& fleet) {
+// `no_allreduce` is --no-fleet-allreduce: a plain flag, because CLI11 shows a
+// negated one ("!--no-...") as "--no-fleet-allreduce{false}" in the help.
+void add_fleet_check_flags(CLI::App& command, pcieval::app::FleetCheckOptions& fleet, bool& no_allreduce) {
   command
       .add_option("--fleet-output", fleet.output_path,
                   "Under mpirun/srun: rank 0 writes the fleet document (JSON) to FILE, atomically")
@@ -84,13 +103,14 @@ void add_fleet_check_flags(CLI::App& command, pcieval::app::FleetCheckOptions& f
       ->type_name("FILE");
   command
       .add_option("--fleet-timeout", fleet.timeout_s,
-                  "Under mpirun/srun: seconds rank 0 waits, after its own check, for the other nodes (default 300)")
-      ->type_name("S")
-      ->check(CLI::PositiveNumber);
+                  "Under mpirun/srun: how long rank 0 waits, after its own check, for the other nodes (300s, 10m, "
+                  "2h; a bare number is seconds; 1 s to 30 d; default 300 s)")
+      ->type_name("TIME")
+      ->transform(pcieval::app::duration_between(1, kMaxDurationS));
   command.add_flag("--fleet-one-node-per-rank", fleet.one_node_per_rank,
                    "Under mpirun: treat every rank as its own node, '{rank}' in --sysfs-root, --topology-xml and -o "
                    "naming its fixture (tests and labs)");
-  command.add_flag("!--no-fleet-allreduce", fleet.allreduce,
+  command.add_flag("--no-fleet-allreduce", no_allreduce,
                    "Under mpirun/srun: skip the NCCL all-reduce over every GPU of every node that follows the "
                    "nodes' checks");
 }
@@ -141,9 +161,116 @@ CLI::App* add_retrain_command(CLI::App& cli, pcieval::app::RetrainCommandOptions
   command->add_option("--sysfs-root", retrain.sysfs_root, "Read (and with --apply write) the PCI tree under DIR")
       ->type_name("DIR");
   command->add_flag("--apply", retrain.apply, "Write Retrain Link (root only), wait for the link, judge again");
-  command->add_option("--timeout-s", retrain.timeout_s, "How long the link may take to come back (default 1)")
-      ->type_name("N");
+  command
+      ->add_option("--timeout-s", retrain.timeout_s,
+                   "How long the link may take to come back, in seconds (0.01 to 60; default 1)")
+      ->type_name("S")
+      ->transform(pcieval::app::duration_between(0.01, 60));
   return command;
+}
+
+// The commands a command line names ("check"; "fleet", "merge") and the
+// first word that should have named one and names none ("chek").
+struct CommandLine {
+  std::vector<CLI::App*> commands;
+  std::optional<std::string> unknown;
+};
+
+std::vector<CLI::App*> subcommands_of(CLI::App& app) {
+  return app.get_subcommands([](CLI::App*) { return true; });
+}
+
+CommandLine read_command_line(CLI::App& cli, int argc, char** argv) {
+  CommandLine line;
+  CLI::App* app = &cli;
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    // Below a command with subcommands (the top level, `fleet`) a word names
+    // a command unless it is a flag or a flag's value ("--jobs 4"). Below a
+    // leaf command words are values, never commands: the loop ends there.
+    if (!word.empty() && word.front() == '-') {
+      const CLI::Option* option = app->get_option_no_throw(word);
+      if (option != nullptr && option->get_expected_min() > 0) ++i;
+      continue;
+    }
+    const std::vector<CLI::App*> commands = subcommands_of(*app);
+    if (commands.empty()) break;
+    const auto named = std::find_if(commands.begin(), commands.end(),
+                                    [&](const CLI::App* command) { return command->check_name(word); });
+    if (named == commands.end()) {
+      line.unknown = word;
+      break;
+    }
+    line.commands.push_back(*named);
+    app = *named;
+  }
+  return line;
+}
+
+// "pcieval fleet merge": the command as typed, for messages.
+std::string command_text(const CommandLine& line) {
+  std::string text = "pcieval";
+  for (const CLI::App* command : line.commands) text += " " + command->get_name();
+  return text;
+}
+
+// Where a usage error sends the operator: the help of the command they ran,
+// which lists its flags, not the top level's list of commands.
+std::string help_hint(const CommandLine& line) { return "(run '" + command_text(line) + " --help')"; }
+
+std::string names_text(const std::vector<CLI::App*>& commands, std::vector<std::string>* names = nullptr) {
+  std::string text;
+  for (const CLI::App* command : commands) {
+    text += (text.empty() ? "" : ", ") + command->get_name();
+    if (names != nullptr) names->push_back(command->get_name());
+  }
+  return text;
+}
+
+// "unknown command 'chek'; did you mean 'check'? Commands: check, topo, ...":
+// CLI11 itself says only "A subcommand is required".
+std::string unknown_command_message(CLI::App& cli, const CommandLine& line) {
+  CLI::App& parent = line.commands.empty() ? cli : *line.commands.back();
+  std::string prefix;
+  for (const CLI::App* command : line.commands) prefix += command->get_name() + " ";
+  std::vector<std::string> names;
+  const std::string list = names_text(subcommands_of(parent), &names);
+  std::string message = "unknown command '" + prefix + *line.unknown + "'";
+  if (const auto meant = pcieval::app::nearest_name(*line.unknown, names)) {
+    message += "; did you mean '" + prefix + *meant + "'?";
+  }
+  return message + " Commands: " + list + " " + help_hint(line);
+}
+
+// CLI11's message, made to read as a sentence about the flag, then where to
+// look. Validators (cli_flags.hpp) return "must be ...", which CLI11 puts
+// after "--flag: ".
+std::string parse_error_message(const CLI::ParseError& error, CLI::App& cli, const CommandLine& line) {
+  CLI::App& deepest = line.commands.empty() ? cli : *line.commands.back();
+  if (dynamic_cast<const CLI::RequiredError*>(&error) != nullptr && !subcommands_of(deepest).empty()) {
+    return "a command is required: " + names_text(subcommands_of(deepest)) + " " + help_hint(line);
+  }
+  std::string message = error.what();
+  if (const auto at = message.find(": must be "); at != std::string::npos) message.erase(at, 1);
+  return message + " " + help_hint(line);
+}
+
+// A table or document that did not reach stdout (a full disk, a closed
+// descriptor) is an output not written, exit 2 as for -o FILE: otherwise
+// `pcieval check > /dev/full` exits 0 with nothing said. Checked last, so
+// that every file asked for has been written first.
+int checked_stdout(int code) {
+  // errno of the first flush that failed: a second finds the buffer
+  // already dropped and succeeds.
+  errno = 0;
+  std::cout.flush();
+  int error = errno;
+  const bool flushed = std::fflush(stdout) == 0;
+  if (error == 0) error = errno;
+  if (flushed && std::ferror(stdout) == 0 && std::cout.good()) return code;
+  pcieval::app::print_error(std::string("could not write to standard output") +
+                            (error != 0 ? std::string(": ") + std::strerror(error) : std::string()));
+  return kExitUsage;
 }
 
 // check, on its own or as one node of an MPI fleet run. This main is built
@@ -204,22 +331,21 @@ int run(int argc, char** argv) {
       check_cmd
           ->add_option("--rounds", check.probes.rounds,
                        "Soak: run the probes N times back to back, sampling links and error counters throughout; "
-                       "a dip or a link drop in any round fails")
+                       "a dip or a link drop in any round fails (1 to 1000000)")
           ->type_name("N")
-          ->check(CLI::Range(1, 1'000'000));
+          ->check(pcieval::app::whole_number_between(1, kMaxCount));
   CLI::Option* duration_flag =
       check_cmd
           ->add_option("--duration", check.probes.duration_s,
-                       "Soak: repeat the probes for this long (90s, 30m, 2h; a bare number is seconds); with --rounds, "
-                       "whichever comes first. -o FILE is rewritten after every round")
+                       "Soak: repeat the probes for this long (90s, 30m, 2h, 1d; a bare number is seconds; 1 s to "
+                       "30 d); with --rounds, whichever comes first. -o FILE is rewritten after every round")
           ->type_name("TIME")
-          ->transform(CLI::AsNumberWithUnit(std::map<std::string, double>{{"s", 1.0}, {"m", 60.0}, {"h", 3600.0}},
-                                            CLI::AsNumberWithUnit::CASE_SENSITIVE))
-          ->check(CLI::PositiveNumber);
+          ->transform(pcieval::app::duration_between(1, kMaxDurationS));
   rounds_flag->excludes(no_probes_flag);
   duration_flag->excludes(no_probes_flag);
   pcieval::app::FleetCheckOptions fleet_check;
-  add_fleet_check_flags(*check_cmd, fleet_check);
+  bool no_fleet_allreduce = false;
+  add_fleet_check_flags(*check_cmd, fleet_check, no_fleet_allreduce);
 
   pcieval::app::TopoOptions topo;
   CLI::App* topo_cmd =
@@ -278,6 +404,11 @@ int run(int argc, char** argv) {
   pcieval::app::FleetMergeOptions fleet_merge;
   CLI::App* fleet_merge_cmd = add_fleet_command(cli, fleet_merge);
 
+  const CommandLine line = read_command_line(cli, argc, argv);
+  if (line.unknown) {
+    pcieval::app::print_error(unknown_command_message(cli, line));
+    return kExitUsage;
+  }
   try {
     cli.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -288,7 +419,7 @@ int run(int argc, char** argv) {
     return cli.exit(e);
   } catch (const CLI::ParseError& e) {
     // One line, then where to look: operators read this in Slurm logs.
-    pcieval::app::print_error(std::string(e.what()) + " (run 'pcieval --help')");
+    pcieval::app::print_error(parse_error_message(e, cli, line));
     return kExitUsage;
   }
 
@@ -297,6 +428,7 @@ int run(int argc, char** argv) {
     check.probes.enabled = !no_probes;
     if (full) check.probes.config.mode = pcieval::ProbeMode::kFull;
     check.probes.progress = !check.judge.quiet;
+    fleet_check.allreduce = !no_fleet_allreduce;
     return run_check_or_fleet(check, fleet_check, argv);
   }
   if (fleet_merge_cmd->parsed()) return pcieval::app::run_fleet_merge(fleet_merge);
@@ -316,7 +448,7 @@ int main(int argc, char** argv) {
   // memory, a bug) still ends with one line and "could not judge", never
   // with std::terminate's core dump in a Slurm prolog.
   try {
-    return run(argc, argv);
+    return checked_stdout(run(argc, argv));
   } catch (const std::exception& e) {
     pcieval::app::print_error(std::string("internal error: ") + e.what());
   } catch (...) {

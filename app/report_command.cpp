@@ -52,7 +52,7 @@ std::vector<ShownLink> shown_links(const Evidence& evidence, const ThresholdProf
 }
 
 int run_report(const ReportOptions& options) {
-  auto read = read_results_file(options.input_path);
+  auto read = read_node_results(options.input_path);
   if (!read) {
     print_error(read.error().message);
     return kExitUsage;

@@ -175,8 +175,10 @@ int run_retrain(const RetrainCommandOptions& options) {
     print_error("retrain --apply writes PCI config space: run it as root (without --apply it only shows the plan)");
     return kExitUsage;
   }
-  if (!(options.timeout_s > 0.0) || options.timeout_s > 60.0) {
-    print_error("--timeout-s must be more than 0 and at most 60 seconds");
+  // The command line checks this too (main.cpp); options built any other way
+  // meet the same bounds.
+  if (!(options.timeout_s >= 0.01) || options.timeout_s > 60.0) {
+    print_error("--timeout-s must be between 0.01 s and 60 s");
     return kExitUsage;
   }
   auto target = resolve_target(options);

@@ -1,13 +1,54 @@
 // `pcieval validate`: judge the evidence of an earlier results document again.
+// Also how every command that takes one node's results document reads it.
+#include <nlohmann/json.hpp>
 #include <utility>
 
 #include "app/commands.hpp"
+#include "report/input_file.hpp"
 #include "report/results_reader.hpp"
 
 namespace pcieval::app {
 
+PcievalDocument pcieval_document_kind(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  // Cheap before the parse: diagnose asks this of kernel logs of 100 MB.
+  if (first == std::string_view::npos || text[first] != '{') return PcievalDocument::kNone;
+  const nlohmann::json document = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+  if (!document.is_object()) return PcievalDocument::kNone;
+  if (const auto kind = document.find("kind"); kind != document.end() && *kind == "pcieval-fleet") {
+    return PcievalDocument::kFleet;
+  }
+  // What results_to_json always writes and no other tool's JSON has together.
+  if (document.contains("schema_version") && document.contains("verdicts") && document.contains("devices")) {
+    return PcievalDocument::kResults;
+  }
+  return PcievalDocument::kNone;
+}
+
+Result<Results> read_node_results(const std::string& path) {
+  // No results document comes near this; a fleet of 10,000 nodes is ~20 MB.
+  constexpr std::size_t kMaxResultsBytes = std::size_t{64} << 20;
+  auto text = read_input_file(path, kMaxResultsBytes, "a pcieval results document");
+  if (!text) return text.error();
+  const std::string name = path == "-" ? "stdin" : path;
+  auto results = results_from_json(text.value(), name);
+  // A fleet document fails at its first missing field ("/host: missing"),
+  // which does not tell the operator they picked the wrong kind of file.
+  if (!results && pcieval_document_kind(text.value()) == PcievalDocument::kFleet) {
+    return make_error(name +
+                      " is a fleet document (pcieval fleet merge, --fleet-output), not one node's results: give the "
+                      "results document of one node (check -o FILE); to judge the fleet again, run 'pcieval fleet "
+                      "merge' on the nodes' results documents");
+  }
+  return results;
+}
+
 int run_validate(const ValidateOptions& options) {
-  auto read = read_results_file(options.input_path);
+  if (const Status writable = check_output_directories(options.judge); !writable) {
+    print_error(writable.error().message);
+    return kExitUsage;
+  }
+  auto read = read_node_results(options.input_path);
   if (!read) {
     print_error(read.error().message);
     return kExitUsage;

@@ -15,6 +15,7 @@ namespace {
 
 using nlohmann::json;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 class HistoryCli : public ScratchDirTest {};
@@ -23,8 +24,13 @@ class HistoryCli : public ScratchDirTest {};
 // the same board healthy.
 constexpr const char* kFailing = "hgx_a100_8gpu_gpu_x8";
 constexpr const char* kPassing = "hgx_a100_8gpu_gen4";
+// results_schema/examples: host gpu-ws-017, GPU 0000:01:00.0 measured.
+const std::string kL40sExample = std::string(PCIEVAL_SOURCE_DIR) + "/results_schema/examples/pass-1gpu-l40s-genoa.json";
 
 TEST_F(HistoryCli, ChecksAreAppendedAndListedNewestFirstWithTheirSummaries) {
+  // The folder of a DB that is named must exist, as -o's must; only the
+  // default one is created (BareHistoryUsesXdgDataHomeThenHome).
+  std::filesystem::create_directories(path("runs"));
   const std::string db = path("runs/history.sqlite");
   const CliRun failing = run_pcieval("check " + fixture_args(kFailing) + " -q -o " + shell_quote(path("fail.json")) +
                                      " --history " + shell_quote(db));
@@ -134,6 +140,37 @@ TEST_F(HistoryCli, BadArgumentsAreUsageErrors) {
   EXPECT_EQ(bad_gpu.exit_code, 2);
   EXPECT_EQ(line_count(bad_gpu.err), 1) << bad_gpu.err;
   EXPECT_EQ(run_pcieval("history --db " + shell_quote(path("h.sqlite")) + " --limit 0").exit_code, 2);
+}
+
+// A GPU no run measured, in a database that holds runs: "no runs recorded"
+// would be untrue, so the answer says what is there.
+TEST_F(HistoryCli, AGpuNoRunMeasuredIsAnsweredWithWhatWasMeasured) {
+  const std::string db = path("h.sqlite");
+  ASSERT_EQ(run_pcieval("validate -q " + shell_quote(kL40sExample) + " --history=" + shell_quote(db)).exit_code, 0);
+  ASSERT_EQ(run_pcieval("check -q " + fixture_args("small_server_no_gpu") + " --history " + shell_quote(db)).exit_code,
+            0);
+  const CliRun run = run_pcieval("history --db " + shell_quote(db) + " --gpu 0000:17:00.0");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out,
+              StartsWith("2 runs recorded, none measured 0000:17:00.0; GPUs that were measured: 0000:01:00.0"));
+  EXPECT_THAT(run.out, Not(HasSubstr("no runs recorded")));
+  // --json keeps stdout a document; the words go to stderr.
+  const CliRun as_json = run_pcieval("history --db " + shell_quote(db) + " --json --gpu 17:00.0");
+  EXPECT_EQ(as_json.exit_code, 0);
+  EXPECT_TRUE(json::parse(as_json.out)["runs"].empty());
+  EXPECT_THAT(as_json.err, StartsWith("pcieval: 2 runs recorded, none measured 0000:17:00.0;"));
+  // The GPU that was measured is listed as before.
+  EXPECT_THAT(run_pcieval("history --db " + shell_quote(db) + " --gpu 0000:01:00.0").out, HasSubstr("gpu-ws-017"));
+}
+
+TEST_F(HistoryCli, RunsThatMeasuredNoGpuAreSaidToBeSo) {
+  const std::string db = path("h.sqlite");
+  ASSERT_EQ(run_pcieval("check -q " + fixture_args(kPassing) + " --history " + shell_quote(db)).exit_code, 0);
+  const CliRun run = run_pcieval("history --db " + shell_quote(db) + " --gpu 0000:84:00.0");
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_EQ(run.out,
+            "1 run recorded, none measured 0000:84:00.0; no run measured a GPU (runs with --no-probes, of a "
+            "--sysfs-root tree, or on a node without GPUs)\n");
 }
 
 }  // namespace

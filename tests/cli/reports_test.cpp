@@ -33,10 +33,15 @@ TEST_F(ReportFlags, PrometheusAndJunitFollowTheVerdicts) {
 
 TEST_F(ReportFlags, OneUnwritableOutputIsExit2AndTheOthersAreStillWritten) {
   const auto junit = dir_ / "pcieval.xml";
-  const auto run = run_pcieval("check -q " + fixture_args("hgx_a100_8gpu_gen4") + " --prom " +
-                               shell_quote(dir_ / "missing-dir" / "pcieval.prom") + " --junit " + shell_quote(junit));
+  // A directory where the metrics file should go: found only when the file is
+  // written. (A missing folder is refused before the run, and then nothing is
+  // written: quiet_failures_test.cpp.)
+  const auto taken = dir_ / "pcieval.prom";
+  std::filesystem::create_directories(taken / "occupied");
+  const auto run = run_pcieval("check -q " + fixture_args("hgx_a100_8gpu_gen4") + " --prom " + shell_quote(taken) +
+                               " --junit " + shell_quote(junit));
   EXPECT_EQ(run.exit_code, 2);
-  EXPECT_THAT(run.err, HasSubstr("missing-dir"));
+  EXPECT_THAT(run.err, HasSubstr("pcieval.prom"));
   EXPECT_THAT(slurp(junit), HasSubstr("failures=\"0\""));
   EXPECT_THAT(slurp(junit), Not(HasSubstr("<failure")));
 }
