@@ -1,9 +1,13 @@
 #include "fleet/node_document.hpp"
 
+#include <fcntl.h>
 #include <simdjson.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -469,6 +473,50 @@ FleetNode entry_of(const element& root, std::string source) {
   return node;
 }
 
+// Closes the descriptor on every path out.
+class Descriptor {
+ public:
+  explicit Descriptor(int fd) : fd_(fd) {}
+  Descriptor(const Descriptor&) = delete;
+  Descriptor& operator=(const Descriptor&) = delete;
+  ~Descriptor() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  [[nodiscard]] int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// The bytes of the regular file at `path` into `buffer`, which keeps
+// simdjson's padding after them and is reused from one document to the next
+// (a fresh string per document cost more in page faults than the parse).
+// False for anything out of the ordinary (no such file, not a regular file,
+// over the cap, a read error): read_input_file then reads it and words the
+// error as every other command does.
+bool read_into(const std::string& path, std::vector<char>& buffer, std::size_t& size_bytes) {
+  if (path == "-") return false;
+  const Descriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  struct stat info {};
+  if (fd.get() < 0 || ::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode)) return false;
+  // One read for the file as stat sees it and one to find its end.
+  const std::size_t expected = static_cast<std::size_t>(std::max<off_t>(info.st_size, 0)) + 1;
+  if (buffer.size() < expected + simdjson::SIMDJSON_PADDING) buffer.resize(expected + simdjson::SIMDJSON_PADDING);
+  size_bytes = 0;
+  for (;;) {
+    if (buffer.size() - simdjson::SIMDJSON_PADDING - size_bytes == 0) buffer.resize(buffer.size() * 2);
+    const ssize_t got =
+        ::read(fd.get(), buffer.data() + size_bytes, buffer.size() - simdjson::SIMDJSON_PADDING - size_bytes);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    if (got == 0) return true;
+    size_bytes += static_cast<std::size_t>(got);
+    if (size_bytes > kMaxResultsBytes) return false;
+  }
+}
+
 }  // namespace
 
 struct NodeDocumentReader::Parser {
@@ -477,6 +525,7 @@ struct NodeDocumentReader::Parser {
   Parser() : ready(dom.allocate(kInitialCapacityBytes, kMaxDepth) == simdjson::SUCCESS) {}
   static constexpr std::size_t kInitialCapacityBytes = std::size_t{128} << 10;
   simdjson::dom::parser dom;
+  std::vector<char> text;  // the document being read, padded for simdjson
   bool ready;  // false: out of memory already; the full reader takes every document
 };
 
@@ -486,9 +535,15 @@ NodeDocumentReader& NodeDocumentReader::operator=(NodeDocumentReader&&) noexcept
 NodeDocumentReader::~NodeDocumentReader() = default;
 
 Result<FleetNode> NodeDocumentReader::read(std::string_view text, std::string_view source_name, std::string source) {
+  return read_text(text, false, source_name, std::move(source));
+}
+
+Result<FleetNode> NodeDocumentReader::read_text(std::string_view text, bool padded, std::string_view source_name,
+                                                std::string source) {
   try {
     element root;
-    if (parser_->ready && parser_->dom.parse(text.data(), text.size()).get(root) == simdjson::SUCCESS) {
+    // Unpadded text is copied into the parser's own padded buffer first.
+    if (parser_->ready && parser_->dom.parse(text.data(), text.size(), !padded).get(root) == simdjson::SUCCESS) {
       return entry_of(root, std::move(source));
     }
   } catch (const Refused&) {
@@ -496,6 +551,7 @@ Result<FleetNode> NodeDocumentReader::read(std::string_view text, std::string_vi
   } catch (const std::exception& e) {
     return make_error(std::string(source_name) + ": cannot read the results document: " + e.what());
   }
+  ++full_reads_;
   auto results = results_from_json(text, source_name);
   if (!results) return results.error();
   // The full reader accepted what the fast path refused: its reading stands.
@@ -503,9 +559,13 @@ Result<FleetNode> NodeDocumentReader::read(std::string_view text, std::string_vi
 }
 
 Result<FleetNode> NodeDocumentReader::read_file(const std::string& path) {
+  std::size_t size_bytes = 0;
+  if (read_into(path, parser_->text, size_bytes)) {
+    return read_text(std::string_view(parser_->text.data(), size_bytes), true, path, path);
+  }
   auto text = read_input_file(path, kMaxResultsBytes, "a pcieval results document");
   if (!text) return text.error();
-  return read(text.value(), path == "-" ? "stdin" : path, path);
+  return read_text(text.value(), false, path == "-" ? "stdin" : path, path);
 }
 
 }  // namespace pcieval

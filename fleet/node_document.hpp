@@ -6,6 +6,7 @@
 // the next and keeps only the node entry.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -44,9 +45,18 @@ class NodeDocumentReader {
   // read_results_file); the node's source is the path.
   [[nodiscard]] Result<FleetNode> read_file(const std::string& path);
 
+  // How many documents so far the full reader had to read (refused ones, and
+  // any the fast path could not take): a merge of good documents has none.
+  [[nodiscard]] std::size_t full_reads() const { return full_reads_; }
+
  private:
+  // `padded`: simdjson's padding follows the text, so it is parsed in place.
+  [[nodiscard]] Result<FleetNode> read_text(std::string_view text, bool padded, std::string_view source_name,
+                                            std::string source);
+
   struct Parser;
   std::unique_ptr<Parser> parser_;
+  std::size_t full_reads_ = 0;
 };
 
 }  // namespace pcieval
