@@ -59,8 +59,7 @@ int tell_fleet(const Fleet& fleet, const std::optional<std::string>& output_path
 
 int run_fleet_merge(const FleetMergeOptions& options) {
   const std::size_t jobs = options.jobs > 0 ? options.jobs : usable_cpus();
-  const Fleet fleet =
-      merge_node_documents(options.input_paths, jobs, ToolInfo{"pcieval", PCIEVAL_VERSION});
+  const Fleet fleet = merge_node_documents(options.input_paths, jobs, ToolInfo{"pcieval", PCIEVAL_VERSION});
   return tell_fleet(fleet, options.output_path, options.html_path, options.quiet);
 }
 

@@ -94,11 +94,11 @@ std::string verdict_section(const Fleet& fleet) {
   std::string out = "<section id=\"verdict\" class=\"" + std::string(overall_class(fleet.overall)) +
                     "\">\n<div class=\"result-word\">" + word + "</div>\n";
   out += "<p class=\"summary\">" + escape(fleet.summary) + "</p>\n";
-  out += "<p class=\"meta\" id=\"node-counts\"><b>" + plural(fleet.nodes.size(), "node") +
-         "</b>: " + std::to_string(pass) + " pass, " + std::to_string(fail) + " fail, " + std::to_string(inconclusive) +
-         " inconclusive &middot; exit code <b>" + std::to_string(fleet.exit_code) + "</b> (" +
-         std::string(exit_meaning(fleet.exit_code)) + ") &middot; " + plural(fleet.outliers.size(), "outlier GPU") +
-         "</p>\n";
+  out += "<p class=\"meta\" id=\"node-counts\"><b>" + grouped_count(fleet.nodes.size()) +
+         (fleet.nodes.size() == 1 ? " node" : " nodes") + "</b>: " + grouped_count(pass) + " pass, " +
+         grouped_count(fail) + " fail, " + grouped_count(inconclusive) + " inconclusive &middot; exit code <b>" +
+         std::to_string(fleet.exit_code) + "</b> (" + std::string(exit_meaning(fleet.exit_code)) + ") &middot; " +
+         plural(fleet.outliers.size(), "outlier GPU") + "</p>\n";
   out += "<p class=\"meta\">launch " + escape(fleet.launch) + " &middot; " + escape(fleet.tool.name) + " " +
          escape(fleet.tool.version) + "</p>\n</section>\n";
   return out;
@@ -120,8 +120,8 @@ std::string nodes_section(const Fleet& fleet, const FleetOverview& overview) {
   std::size_t passing = 0;
   for (const PassingKind& kind : overview.passing) passing += kind.nodes;
   if (!overview.every_node) {
-    out += "<p class=\"meta\" id=\"node-overview\"><b>" +
-           grouped_count(overview.listed.size() + overview.not_listed) + " of " + grouped_count(fleet.nodes.size()) +
+    out += "<p class=\"meta\" id=\"node-overview\"><b>" + grouped_count(overview.listed.size() + overview.not_listed) +
+           " of " + grouped_count(fleet.nodes.size()) +
            " nodes need a look</b> (failing first, then an outlier GPU, unreadable, inconclusive); the " +
            grouped_count(passing) + " passing nodes without an outlier GPU are counted by GPUs and link below.</p>\n";
   }
@@ -145,8 +145,8 @@ std::string nodes_section(const Fleet& fleet, const FleetOverview& overview) {
       "<div class=\"scroll\"><table id=\"passing-kinds\">\n<tr><th>nodes</th><th>GPUs per node</th>"
       "<th>expected link</th><th>hosts</th></tr>\n";
   for (const PassingKind& kind : overview.passing) {
-    out += "<tr><td class=\"num\"><b>" + grouped_count(kind.nodes) + "</b></td><td>" + escape(kind.gpus) +
-           "</td><td>" + escape(kind.link) + "</td><td class=\"mono\">" + escape(kind.first_host) +
+    out += "<tr><td class=\"num\"><b>" + grouped_count(kind.nodes) + "</b></td><td>" + escape(kind.gpus) + "</td><td>" +
+           escape(kind.link) + "</td><td class=\"mono\">" + escape(kind.first_host) +
            (kind.nodes > 1 ? " &hellip; " + escape(kind.last_host) : std::string()) + "</td></tr>\n";
   }
   return out + "</table></div>\n</section>\n";
@@ -401,7 +401,9 @@ std::string medians_section(const Fleet& fleet) {
   if (fleet.groups.empty()) return out + none("No per-GPU copy-engine median in this fleet.") + "</section>\n";
   out +=
       "<p class=\"meta\">One dot per GPU (h2d_ce and d2h_ce medians, copies taken alone); the solid mark is the "
-      "group median, the dashed one the outlier threshold of a judged group; outliers are red.</p>\n";
+      "group median, the dashed one the outlier threshold of a judged group; outliers are red. A row of more than " +
+      std::to_string(kMaxDotsPerRow) +
+      " GPUs shows the GPUs that are not outliers as a histogram (hover a bar for its count).</p>\n";
 
   std::set<std::tuple<std::string, std::string, std::string, Direction>> outliers;
   for (const FleetOutlier& o : fleet.outliers) outliers.emplace(o.host, o.gpu, o.probe, o.direction);

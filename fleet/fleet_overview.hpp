@@ -32,7 +32,7 @@ struct FleetOverview {
   // Large fleet: failing nodes, then passing nodes with an outlier GPU, then
   // unreadable ones, then inconclusive ones; host order within each.
   std::vector<const FleetNode*> listed;
-  std::size_t not_listed = 0;  // nodes that need a look beyond kMaxListedRows
+  std::size_t not_listed = 0;        // nodes that need a look beyond kMaxListedRows
   std::vector<PassingKind> passing;  // most nodes first
 };
 

@@ -66,8 +66,8 @@ std::string overview_text(const Fleet& fleet, const FleetOverview& overview) {
   if (!overview.listed.empty()) {
     std::vector<Row> nodes{{"HOST", "VERDICT", "EXIT", "REASON"}};
     for (const FleetNode* node : overview.listed) {
-      nodes.push_back({printable(node->host), std::string(to_string(node->overall)),
-                       std::to_string(node->exit_code), short_reason(*node)});
+      nodes.push_back({printable(node->host), std::string(to_string(node->overall)), std::to_string(node->exit_code),
+                       short_reason(*node)});
     }
     text += render_rows(nodes);
   }
@@ -94,8 +94,8 @@ std::string render_fleet_table(const Fleet& fleet) {
   if (overview.every_node) {
     std::vector<Row> nodes{{"HOST", "VERDICT", "EXIT", "REASON"}};
     for (const FleetNode* node : overview.listed) {
-      nodes.push_back({printable(node->host), std::string(to_string(node->overall)),
-                       std::to_string(node->exit_code), short_reason(*node)});
+      nodes.push_back({printable(node->host), std::string(to_string(node->overall)), std::to_string(node->exit_code),
+                       short_reason(*node)});
     }
     text = render_rows(nodes);
   } else {

@@ -426,7 +426,8 @@ FleetNode entry_of(const element& root, std::string source) {
       gpu.probe = std::string(m.probe);
       gpu.direction = m.direction;
       gpu.median_gbps = m.median_gbps;
-      const auto it = std::find_if(devices.begin(), devices.end(), [&](const DeviceEntry& d) { return d.bdf == *m.gpu; });
+      const auto it =
+          std::find_if(devices.begin(), devices.end(), [&](const DeviceEntry& d) { return d.bdf == *m.gpu; });
       if (it != devices.end()) {
         gpu.device_id = it->device_id;
         gpu.model = it->nvml_name ? std::string(*it->nvml_name) : it->device_id;
@@ -526,7 +527,7 @@ struct NodeDocumentReader::Parser {
   static constexpr std::size_t kInitialCapacityBytes = std::size_t{128} << 10;
   simdjson::dom::parser dom;
   std::vector<char> text;  // the document being read, padded for simdjson
-  bool ready;  // false: out of memory already; the full reader takes every document
+  bool ready;              // false: out of memory already; the full reader takes every document
 };
 
 NodeDocumentReader::NodeDocumentReader() : parser_(std::make_unique<Parser>()) {}

@@ -47,8 +47,9 @@ Fleet fleet_of(std::size_t n, const std::vector<std::size_t>& failing, const std
     if (in(failing, i) || in(inconclusive, i) || in(slow, i)) {
       std::vector<double> medians = a100_medians();
       if (in(slow, i)) medians[2] = 19.9;
-      const Overall overall = in(failing, i) ? Overall::kFail : in(inconclusive, i) ? Overall::kInconclusive
-                                                                                     : Overall::kPass;
+      const Overall overall = in(failing, i)        ? Overall::kFail
+                              : in(inconclusive, i) ? Overall::kInconclusive
+                                                    : Overall::kPass;
       nodes.push_back(node_from_results(a100_node(host, medians, overall), "r/" + host + ".json"));
       continue;
     }

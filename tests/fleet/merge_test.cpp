@@ -89,7 +89,8 @@ TEST_F(MergeTest, EachEntryIsTheFullReadersEntry) {
 // Each damage is one the full reader refuses; the merge must refuse it too,
 // with the full reader's line: the file, the JSON pointer, the problem.
 TEST_F(MergeTest, RefusedDocumentsGetTheFullReadersErrorLine) {
-  const nlohmann::json good = nlohmann::json::parse(results_to_json(a100_node("dgx-01", a100_medians(), Overall::kFail)));
+  const nlohmann::json good =
+      nlohmann::json::parse(results_to_json(a100_node("dgx-01", a100_medians(), Overall::kFail)));
   std::vector<std::pair<std::string, nlohmann::json>> damaged;
   const auto damage = [&](const std::string& what, const auto& edit) {
     nlohmann::json doc = good;
@@ -102,7 +103,8 @@ TEST_F(MergeTest, RefusedDocumentsGetTheFullReadersErrorLine) {
   damage("unknown reason code", [](auto& d) { d["verdicts"][0]["code"] = "gremlins"; });
   damage("schema 2", [](auto& d) { d["schema_version"] = "2.0.0"; });
   damage("generation 9", [](auto& d) { d["devices"][2]["path"][1]["upstream_max"]["generation"] = 9; });
-  damage("rate of another generation", [](auto& d) { d["devices"][0]["path"][0]["downstream_max"]["speed_gts"] = 8.0; });
+  damage("rate of another generation",
+         [](auto& d) { d["devices"][0]["path"][0]["downstream_max"]["speed_gts"] = 8.0; });
   damage("bad address", [](auto& d) { d["measurements"][0]["gpus"][0] = "17:00"; });
   damage("width as float", [](auto& d) { d["devices"][1]["path"][0]["upstream_max"]["width"] = 16.0; });
   damage("negative count", [](auto& d) { d["measurements"][5]["size_bytes"] = -1; });
@@ -168,8 +170,7 @@ TEST_F(MergeTest, AnErrorInDocumentKNamesItWhateverTheJobCount) {
   for (const std::size_t jobs : {1u, 2u, 4u, 12u, 32u}) {
     const ReadInputs read = read_node_documents(paths, jobs);
     ASSERT_EQ(read.inputs.size(), paths.size());
-    EXPECT_THAT(read.problems,
-                ::testing::ElementsAre(paths[kBad] + ": /measurements/3/median_gbps: expected a number"))
+    EXPECT_THAT(read.problems, ::testing::ElementsAre(paths[kBad] + ": /measurements/3/median_gbps: expected a number"))
         << jobs << " jobs";
     for (std::size_t i = 0; i < paths.size(); ++i) {
       const FleetInput& input = read.inputs[i];
