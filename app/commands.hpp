@@ -214,6 +214,7 @@ struct FleetMergeOptions {
   std::optional<std::string> output_path;  // -o FILE: the fleet document; "-" is stdout
   std::optional<std::string> html_path;    // --html FILE: the fleet page
   bool quiet = false;                      // no table on stdout
+  unsigned jobs = 0;                       // --jobs N: threads reading the files; 0: one per usable CPU
 };
 // Reads every file (a bad one is a problem line and an inconclusive node with
 // exit code 2; the merge goes on), keeps one node per host, builds the fleet,

@@ -1,8 +1,10 @@
 // `pcieval fleet merge FILE...`: one fleet document and table from results
 // files collected any other way (a Slurm job array, a cron job per node).
-#include <sys/stat.h>
+#include <sched.h>
 
+#include <algorithm>
 #include <iostream>
+#include <thread>
 #include <utility>
 
 #include "app/commands.hpp"
@@ -10,18 +12,22 @@
 #include "fleet/fleet_html.hpp"
 #include "fleet/fleet_json.hpp"
 #include "fleet/fleet_table.hpp"
+#include "fleet/merge.hpp"
 #include "report/atomic_file.hpp"
-#include "report/results_reader.hpp"
 
 namespace pcieval::app {
 namespace {
 
-// When the file was last written, which decides between two documents of one
-// host: results documents carry no run time of their own. 0 when unknown.
-double modified_s(const std::string& path) {
-  struct stat info {};
-  if (path == "-" || ::stat(path.c_str(), &info) != 0) return 0;
-  return static_cast<double>(info.st_mtim.tv_sec) + static_cast<double>(info.st_mtim.tv_nsec) * 1e-9;
+// The CPUs this process may run on (taskset, a cgroup's cpuset, a Slurm
+// allocation), not every CPU of the machine: more threads than that only
+// queue.
+std::size_t usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) {
+    return static_cast<std::size_t>(CPU_COUNT(&set));
+  }
+  return std::max(1U, std::thread::hardware_concurrency());
 }
 
 }  // namespace
@@ -52,29 +58,8 @@ int tell_fleet(const Fleet& fleet, const std::optional<std::string>& output_path
 }
 
 int run_fleet_merge(const FleetMergeOptions& options) {
-  std::vector<FleetInput> inputs;
-  std::vector<std::string> problems;
-  inputs.reserve(options.input_paths.size());
-  for (std::size_t i = 0; i < options.input_paths.size(); ++i) {
-    const std::string& path = options.input_paths[i];
-    // One document at a time: only its node entry is kept, so memory grows
-    // with the fleet's GPUs, not with the size of the documents.
-    auto read = read_results_file(path);
-    FleetInput input;
-    input.order = i;
-    input.written_s = modified_s(path);
-    if (read) {
-      input.node = node_from_results(read.value(), path);
-    } else {
-      // Never abort the merge: the file is a node that could not be judged,
-      // named by its path, and a problem line says why.
-      problems.push_back(read.error().message);
-      input.node = node_without_results(path, path, kExitUsage, "unreadable results document: " + read.error().message);
-    }
-    inputs.push_back(std::move(input));
-  }
-  std::vector<FleetNode> nodes = deduplicate_hosts(std::move(inputs), problems);
-  const Fleet fleet = build_fleet(std::move(nodes), std::move(problems), "merge", ToolInfo{"pcieval", PCIEVAL_VERSION});
+  const std::size_t jobs = options.jobs > 0 ? options.jobs : usable_cpus();
+  const Fleet fleet = merge_node_documents(options.input_paths, jobs, ToolInfo{"pcieval", PCIEVAL_VERSION});
   return tell_fleet(fleet, options.output_path, options.html_path, options.quiet);
 }
 

@@ -129,6 +129,9 @@ CLI::App* add_fleet_command(CLI::App& cli, pcieval::app::FleetMergeOptions& merg
   merge_cmd->add_option("--html", merge.html_path, "Write the fleet page (self-contained HTML) to FILE, atomically")
       ->type_name("FILE");
   merge_cmd->add_flag("-q,--quiet", merge.quiet, "Print no table; the exit code and -o FILE carry the result");
+  merge_cmd->add_option("--jobs", merge.jobs, "Read the files with N threads (default: one per usable CPU)")
+      ->type_name("N")
+      ->check(CLI::Range(1U, 1024U));
   return merge_cmd;
 }
 

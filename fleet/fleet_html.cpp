@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "fleet/fleet_overview.hpp"
 #include "report/svg.hpp"
 
 namespace pcieval {
@@ -27,7 +28,7 @@ constexpr std::string_view kStyle = R"(
 svg.strip{width:760px;max-width:100%;height:auto;background:#fff;border:1px solid #d5d9df;border-radius:6px}
 svg .band{fill:#f6f7f9}svg .grid{stroke:#eceff2}svg .tick,svg .row-note{font-size:10.5px;fill:#4a5561}
 svg .row-label{font-size:12px;fill:#1d232b}svg .axis{font-size:11.5px;fill:#1d232b}
-svg .dot{fill:#0072b2;fill-opacity:.75}svg .dot.outlier{fill:#b3261e;fill-opacity:1}
+svg .dot{fill:#0072b2;fill-opacity:.75}svg .density{fill:#0072b2;fill-opacity:.6}svg .dot.outlier{fill:#b3261e;fill-opacity:1}
 svg .median{stroke:#1d232b;stroke-width:2}svg .threshold{stroke:#b3261e;stroke-width:1.5;stroke-dasharray:4 3}
 )";
 
@@ -93,11 +94,11 @@ std::string verdict_section(const Fleet& fleet) {
   std::string out = "<section id=\"verdict\" class=\"" + std::string(overall_class(fleet.overall)) +
                     "\">\n<div class=\"result-word\">" + word + "</div>\n";
   out += "<p class=\"summary\">" + escape(fleet.summary) + "</p>\n";
-  out += "<p class=\"meta\" id=\"node-counts\"><b>" + plural(fleet.nodes.size(), "node") +
-         "</b>: " + std::to_string(pass) + " pass, " + std::to_string(fail) + " fail, " + std::to_string(inconclusive) +
-         " inconclusive &middot; exit code <b>" + std::to_string(fleet.exit_code) + "</b> (" +
-         std::string(exit_meaning(fleet.exit_code)) + ") &middot; " + plural(fleet.outliers.size(), "outlier GPU") +
-         "</p>\n";
+  out += "<p class=\"meta\" id=\"node-counts\"><b>" + grouped_count(fleet.nodes.size()) +
+         (fleet.nodes.size() == 1 ? " node" : " nodes") + "</b>: " + grouped_count(pass) + " pass, " +
+         grouped_count(fail) + " fail, " + grouped_count(inconclusive) + " inconclusive &middot; exit code <b>" +
+         std::to_string(fleet.exit_code) + "</b> (" + std::string(exit_meaning(fleet.exit_code)) + ") &middot; " +
+         plural(fleet.outliers.size(), "outlier GPU") + "</p>\n";
   out += "<p class=\"meta\">launch " + escape(fleet.launch) + " &middot; " + escape(fleet.tool.name) + " " +
          escape(fleet.tool.version) + "</p>\n</section>\n";
   return out;
@@ -105,16 +106,48 @@ std::string verdict_section(const Fleet& fleet) {
 
 // ---- nodes ----------------------------------------------------------------
 
-std::string nodes_section(const Fleet& fleet) {
+std::string node_row(const FleetNode& node) {
+  return "<tr><td class=\"mono\">" + escape(node.host) + "</td><td>" + status_span(node.overall) +
+         "</td><td class=\"num\">" + std::to_string(node.exit_code) + "</td><td>" + escape(short_reason(node)) +
+         "</td><td class=\"mono\">" + escape(node.source) + "</td></tr>\n";
+}
+
+// A small fleet: every node in host order. A large one: the nodes that need
+// a look (failing first), then the passing rest counted per kind of node.
+std::string nodes_section(const Fleet& fleet, const FleetOverview& overview) {
   std::string out = section_open("nodes", "Nodes");
   if (fleet.nodes.empty()) return out + none("No node in this fleet document.") + "</section>\n";
+  std::size_t passing = 0;
+  for (const PassingKind& kind : overview.passing) passing += kind.nodes;
+  if (!overview.every_node) {
+    out += "<p class=\"meta\" id=\"node-overview\"><b>" + grouped_count(overview.listed.size() + overview.not_listed) +
+           " of " + grouped_count(fleet.nodes.size()) +
+           " nodes need a look</b> (failing first, then an outlier GPU, unreadable, inconclusive); the " +
+           grouped_count(passing) + " passing nodes without an outlier GPU are counted by GPUs and link below.</p>\n";
+  }
+  if (overview.listed.empty()) {
+    out += none("No node needs a look.");
+  } else {
+    out +=
+        "<div class=\"scroll\"><table id=\"node-table\">\n<tr><th>host</th><th>overall</th><th>exit</th>"
+        "<th>reason</th><th>source</th></tr>\n";
+    for (const FleetNode* node : overview.listed) out += node_row(*node);
+    out += "</table></div>\n";
+  }
+  if (overview.not_listed > 0) {
+    out += "<p class=\"meta\">+" + grouped_count(overview.not_listed) +
+           " more nodes that need a look: the fleet document (JSON) lists every node.</p>\n";
+  }
+  if (overview.every_node) return out + "</section>\n";
+  out += "<h3>Passing nodes without an outlier GPU</h3>\n";
+  if (overview.passing.empty()) return out + none("None.") + "</section>\n";
   out +=
-      "<div class=\"scroll\"><table id=\"node-table\">\n<tr><th>host</th><th>overall</th><th>exit</th>"
-      "<th>reason</th><th>source</th></tr>\n";
-  for (const FleetNode& node : fleet.nodes) {
-    out += "<tr><td class=\"mono\">" + escape(node.host) + "</td><td>" + status_span(node.overall) +
-           "</td><td class=\"num\">" + std::to_string(node.exit_code) + "</td><td>" + escape(short_reason(node)) +
-           "</td><td class=\"mono\">" + escape(node.source) + "</td></tr>\n";
+      "<div class=\"scroll\"><table id=\"passing-kinds\">\n<tr><th>nodes</th><th>GPUs per node</th>"
+      "<th>expected link</th><th>hosts</th></tr>\n";
+  for (const PassingKind& kind : overview.passing) {
+    out += "<tr><td class=\"num\"><b>" + grouped_count(kind.nodes) + "</b></td><td>" + escape(kind.gpus) + "</td><td>" +
+           escape(kind.link) + "</td><td class=\"mono\">" + escape(kind.first_host) +
+           (kind.nodes > 1 ? " &hellip; " + escape(kind.last_host) : std::string()) + "</td></tr>\n";
   }
   return out + "</table></div>\n</section>\n";
 }
@@ -129,7 +162,7 @@ std::string rule_text(const OutlierRule& rule) {
          std::to_string(rule.min_group_size) + " GPUs. Outliers do not change the exit code.";
 }
 
-std::string outliers_section(const Fleet& fleet) {
+std::string outliers_section(const Fleet& fleet, std::size_t max_rows) {
   std::string out = section_open("outliers", "Outliers");
   out += "<p class=\"meta\">" + rule_text(fleet.rule) + "</p>\n";
   if (fleet.outliers.empty()) {
@@ -149,14 +182,20 @@ std::string outliers_section(const Fleet& fleet) {
       "<div class=\"scroll\"><table id=\"outlier-table\">\n<tr><th>GPU</th><th>node</th><th>model</th><th>link</th>"
       "<th>probe</th><th>direction</th><th>median GB/s</th><th>group median GB/s</th><th>threshold GB/s</th>"
       "<th>group</th></tr>\n";
-  for (const FleetOutlier& o : fleet.outliers) {
+  for (std::size_t i = 0; i < fleet.outliers.size() && i < max_rows; ++i) {
+    const FleetOutlier& o = fleet.outliers[i];
     out += "<tr><td class=\"mono\">" + escape(o.gpu) + "</td><td class=\"mono\">" + escape(o.host) + "</td><td>" +
            escape(o.model) + "</td><td>" + escape(o.link) + "</td><td>" + escape(o.probe) + "</td><td>" +
            direction_text(o.direction) + "</td><td class=\"num\"><b>" + number_text(o.median_gbps) +
            "</b></td><td class=\"num\">" + number_text(o.group_median_gbps) + "</td><td class=\"num\">" +
            number_text(o.threshold_gbps) + "</td><td class=\"num\">" + plural(o.group_gpus, "GPU") + "</td></tr>\n";
   }
-  return out + "</table></div>\n</section>\n";
+  out += "</table></div>\n";
+  if (fleet.outliers.size() > max_rows) {
+    out += "<p class=\"meta\">+" + grouped_count(fleet.outliers.size() - max_rows) +
+           " more outliers: the fleet document (JSON) lists them all.</p>\n";
+  }
+  return out + "</section>\n";
 }
 
 std::string small_groups_section(const Fleet& fleet) {
@@ -179,12 +218,19 @@ std::string small_groups_section(const Fleet& fleet) {
   return out + "</section>\n";
 }
 
-std::string problems_section(const Fleet& fleet) {
+std::string problems_section(const Fleet& fleet, std::size_t max_rows) {
   std::string out = section_open("problems", "Inputs not used");
   if (fleet.problems.empty()) return out + none("Every input was read; no host appeared twice.") + "</section>\n";
   out += "<ul id=\"problem-list\">\n";
-  for (const std::string& problem : fleet.problems) out += "<li class=\"mono\">" + escape(problem) + "</li>\n";
-  return out + "</ul>\n</section>\n";
+  for (std::size_t i = 0; i < fleet.problems.size() && i < max_rows; ++i) {
+    out += "<li class=\"mono\">" + escape(fleet.problems[i]) + "</li>\n";
+  }
+  out += "</ul>\n";
+  if (fleet.problems.size() > max_rows) {
+    out += "<p class=\"meta\">+" + grouped_count(fleet.problems.size() - max_rows) +
+           " more: the fleet document (JSON) lists them all.</p>\n";
+  }
+  return out + "</section>\n";
 }
 
 // The fleet all-reduce of an MPI run; a merge has none and shows nothing.
@@ -215,6 +261,34 @@ constexpr double kRight = 24;
 constexpr double kTop = 12;
 constexpr double kRowHeight = 44;
 constexpr double kBottom = 40;
+
+constexpr std::size_t kMaxDotsPerRow = 400;
+constexpr std::size_t kDensityBins = 120;
+
+// The GPUs of a row that are not outliers as a histogram over [lo, hi].
+std::string density_strip(const std::vector<Dot>& row, double top, double lo, double hi, double plot_w) {
+  std::vector<std::size_t> counts(kDensityBins, 0);
+  const double bin_gbps = (hi - lo) / static_cast<double>(kDensityBins);
+  for (const Dot& d : row) {
+    if (d.outlier || !std::isfinite(d.median_gbps)) continue;
+    const double at = std::floor((d.median_gbps - lo) / bin_gbps);
+    counts[static_cast<std::size_t>(std::clamp(at, 0.0, static_cast<double>(kDensityBins - 1)))]++;
+  }
+  const std::size_t fullest = *std::max_element(counts.begin(), counts.end());
+  std::string out;
+  const double bin_w = plot_w / static_cast<double>(kDensityBins);
+  const double max_h = kRowHeight - 10;
+  for (std::size_t b = 0; b < counts.size(); ++b) {
+    if (counts[b] == 0) continue;
+    const double h = std::max(1.5, max_h * static_cast<double>(counts[b]) / static_cast<double>(fullest));
+    const double from = lo + bin_gbps * static_cast<double>(b);
+    out += "<rect class=\"density\" x=\"" + number_text(kLeft + bin_w * static_cast<double>(b), 1) + "\" y=\"" +
+           number_text(top + kRowHeight / 2 - h / 2, 1) + "\" width=\"" + number_text(bin_w, 2) + "\" height=\"" +
+           number_text(h, 1) + "\"><title>" + plural(counts[b], "GPU") + " at " + number_text(from) + " to " +
+           number_text(from + bin_gbps) + " GB/s</title></rect>\n";
+  }
+  return out;
+}
 
 // One SVG for one model and link: a row per probe and direction, each GPU's
 // median a dot (outliers red and larger), the group median a solid mark and,
@@ -298,9 +372,14 @@ std::string strip_plot(const std::string& title, const std::vector<const FleetGr
              number_text(g.threshold_gbps) + " GB/s</title></line>\n";
     }
     const std::vector<Dot>& row = dots_of(g);
+    // Past kMaxDotsPerRow a dot per GPU makes a page of megabytes that shows
+    // one blot: the GPUs that are not outliers become a histogram of
+    // kDensityBins columns, each as tall as its share of the fullest one.
+    const bool dense = row.size() > kMaxDotsPerRow;
+    if (dense) out += density_strip(row, top, lo, hi, plot_w);
     for (std::size_t i = 0; i < row.size(); ++i) {
       const Dot& d = row[i];
-      if (!std::isfinite(d.median_gbps)) continue;
+      if (!std::isfinite(d.median_gbps) || (dense && !d.outlier)) continue;
       const double y = mid + 4.0 * (static_cast<double>(i % 7) - 3.0);
       out += "<circle class=\"dot" + std::string(d.outlier ? " outlier" : "") + "\" cx=\"" + x_of(d.median_gbps) +
              "\" cy=\"" + number_text(y, 1) + "\" r=\"" + (d.outlier ? "5" : "3.5") + "\"><title>" + escape(*d.host) +
@@ -322,7 +401,9 @@ std::string medians_section(const Fleet& fleet) {
   if (fleet.groups.empty()) return out + none("No per-GPU copy-engine median in this fleet.") + "</section>\n";
   out +=
       "<p class=\"meta\">One dot per GPU (h2d_ce and d2h_ce medians, copies taken alone); the solid mark is the "
-      "group median, the dashed one the outlier threshold of a judged group; outliers are red.</p>\n";
+      "group median, the dashed one the outlier threshold of a judged group; outliers are red. A row of more than " +
+      std::to_string(kMaxDotsPerRow) +
+      " GPUs shows the GPUs that are not outliers as a histogram (hover a bar for its count).</p>\n";
 
   std::set<std::tuple<std::string, std::string, std::string, Direction>> outliers;
   for (const FleetOutlier& o : fleet.outliers) outliers.emplace(o.host, o.gpu, o.probe, o.direction);
@@ -364,11 +445,15 @@ std::string render_fleet_html(const Fleet& fleet) {
       "<title>pcieval fleet: " +
       word + ", " + plural(fleet.nodes.size(), "node") + "</title>\n<style>" + std::string(svg::base_page_style()) +
       std::string(kStyle) + "</style>\n</head>\n<body>\n<main>\n<h1>pcieval fleet</h1>\n";
+  const FleetOverview overview = overview_of(fleet);
+  // A large fleet's long lists are cut so the page stays small enough to
+  // open at once; the fleet document has them whole.
+  const std::size_t max_rows = overview.every_node ? fleet.outliers.size() + fleet.problems.size() : kMaxListedRows;
   out += verdict_section(fleet);
-  out += nodes_section(fleet);
-  out += outliers_section(fleet);
+  out += nodes_section(fleet, overview);
+  out += outliers_section(fleet, max_rows);
   out += small_groups_section(fleet);
-  out += problems_section(fleet);
+  out += problems_section(fleet, max_rows);
   out += allreduce_section(fleet);
   out += medians_section(fleet);
   out += "</main>\n</body>\n</html>\n";

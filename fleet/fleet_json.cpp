@@ -256,28 +256,48 @@ std::string fleet_to_json(const Fleet& fleet) {
                 {"exit_code", fleet.exit_code},
                 {"summary", fleet.summary}};
   if (fleet.allreduce) document["allreduce"] = allreduce_json(*fleet.allreduce);
-  std::string text = document.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+  const std::string text = document.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
   if (fleet.nodes.empty()) return text;
-  // The nodes are most of a large fleet's document: rendered one at a time
-  // and spliced in, so only one node's JSON tree exists at once (the whole
-  // tree of 10,000 nodes would triple the peak memory of a merge). The text
-  // is what dump() of the whole tree gives: each node indented two levels.
-  std::string nodes = "[\n";
+  // The nodes are most of a large fleet's document (420 MB for 100,000
+  // nodes of 8 GPUs): each is rendered alone and spliced in, so only one
+  // node's JSON tree exists at once, and the text is allocated once at its
+  // final size, so that no growth ever holds two copies of it. That takes
+  // two renderings of each node, the first to measure. The text is what
+  // dump() of the whole tree gives: each node indented two levels.
+  constexpr std::string_view kIndent = "    ";
+  std::string one;
+  const auto render = [&](const FleetNode& node) -> const std::string& {
+    one = node_json(node).dump(2, ' ', false, Json::error_handler_t::replace);
+    return one;
+  };
+  std::size_t nodes_bytes = std::string_view("[\n  ]").size();
   for (std::size_t i = 0; i < fleet.nodes.size(); ++i) {
-    const std::string one = node_json(fleet.nodes[i]).dump(2, ' ', false, Json::error_handler_t::replace);
-    nodes += "    ";
-    for (const char c : one) {
-      nodes += c;
-      if (c == '\n') nodes += "    ";
-    }
-    nodes += i + 1 < fleet.nodes.size() ? ",\n" : "\n";
+    const std::string& rendered = render(fleet.nodes[i]);
+    const auto lines = static_cast<std::size_t>(std::count(rendered.begin(), rendered.end(), '\n')) + 1;
+    nodes_bytes += lines * kIndent.size() + rendered.size() + (i + 1 < fleet.nodes.size() ? 2 : 1);
   }
-  nodes += "  ]";
   // Unique: the only member at the root's indentation whose value is an empty array named "nodes".
   constexpr std::string_view kPlaceholder = "\n  \"nodes\": [],\n";
-  const std::size_t at = text.find(kPlaceholder);
-  text.replace(at + 12, 2, nodes);
-  return text;
+  const std::size_t at = text.find(kPlaceholder) + kPlaceholder.size() - 4;  // at "[]"
+  std::string out;
+  out.reserve(text.size() - 2 + nodes_bytes);
+  out.append(text, 0, at);
+  out += "[\n";
+  for (std::size_t i = 0; i < fleet.nodes.size(); ++i) {
+    const std::string_view rendered = render(fleet.nodes[i]);
+    std::size_t start = 0;
+    for (std::size_t end = rendered.find('\n'); end != std::string_view::npos; end = rendered.find('\n', start)) {
+      out += kIndent;
+      out.append(rendered.substr(start, end + 1 - start));
+      start = end + 1;
+    }
+    out += kIndent;
+    out.append(rendered.substr(start));
+    out += i + 1 < fleet.nodes.size() ? ",\n" : "\n";
+  }
+  out += "  ]";
+  out.append(text, at + 2);
+  return out;
 }
 
 Result<Fleet> fleet_from_json(std::string_view text, std::string_view source_name) {

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <vector>
 
+#include "fleet/fleet_overview.hpp"
+
 namespace pcieval {
 namespace {
 
@@ -54,15 +56,53 @@ std::string short_reason(const FleetNode& node) {
   return printable(reason.starts_with(prefix) ? reason.substr(prefix.size()) : reason);
 }
 
+// A large fleet: the nodes that need a look, then the passing rest counted
+// per kind of node.
+std::string overview_text(const Fleet& fleet, const FleetOverview& overview) {
+  const std::size_t look = overview.listed.size() + overview.not_listed;
+  std::string text = grouped_count(look) + " of " + grouped_count(fleet.nodes.size()) +
+                     " nodes need a look (failing, an outlier GPU, unreadable, inconclusive)" +
+                     (look > 0 ? ":\n" : "\n");
+  if (!overview.listed.empty()) {
+    std::vector<Row> nodes{{"HOST", "VERDICT", "EXIT", "REASON"}};
+    for (const FleetNode* node : overview.listed) {
+      nodes.push_back({printable(node->host), std::string(to_string(node->overall)), std::to_string(node->exit_code),
+                       short_reason(*node)});
+    }
+    text += render_rows(nodes);
+  }
+  if (overview.not_listed > 0) {
+    text += "+" + grouped_count(overview.not_listed) + " more: the fleet document (-o FILE) lists every node\n";
+  }
+  std::size_t passing = 0;
+  for (const PassingKind& kind : overview.passing) passing += kind.nodes;
+  text += "\n" + grouped_count(passing) + " passing nodes without an outlier GPU, by GPUs and expected link:\n";
+  if (overview.passing.empty()) return text;
+  std::vector<Row> rows{{"NODES", "GPUS", "LINK", "HOSTS"}};
+  for (const PassingKind& kind : overview.passing) {
+    rows.push_back({grouped_count(kind.nodes), printable(kind.gpus), printable(kind.link),
+                    printable(kind.first_host) + (kind.nodes > 1 ? " .. " + printable(kind.last_host) : "")});
+  }
+  return text + render_rows(rows);
+}
+
 }  // namespace
 
 std::string render_fleet_table(const Fleet& fleet) {
-  std::vector<Row> nodes{{"HOST", "VERDICT", "EXIT", "REASON"}};
-  for (const FleetNode& node : fleet.nodes) {
-    nodes.push_back({printable(node.host), std::string(to_string(node.overall)), std::to_string(node.exit_code),
-                     short_reason(node)});
+  const FleetOverview overview = overview_of(fleet);
+  std::string text;
+  if (overview.every_node) {
+    std::vector<Row> nodes{{"HOST", "VERDICT", "EXIT", "REASON"}};
+    for (const FleetNode* node : overview.listed) {
+      nodes.push_back({printable(node->host), std::string(to_string(node->overall)), std::to_string(node->exit_code),
+                       short_reason(*node)});
+    }
+    text = render_rows(nodes);
+  } else {
+    text = overview_text(fleet, overview);
   }
-  std::string text = render_rows(nodes);
+  // A large fleet's long lists are cut; the fleet document has them whole.
+  const std::size_t max_rows = overview.every_node ? fleet.outliers.size() + fleet.problems.size() : kMaxListedRows;
 
   std::size_t compared = 0;
   std::size_t judged = 0;
@@ -82,7 +122,8 @@ std::string render_fleet_table(const Fleet& fleet) {
   } else {
     std::vector<Row> rows{
         {"HOST", "GPU", "MODEL", "LINK", "PROBE", "MEDIAN GB/s", "GROUP MEDIAN", "THRESHOLD", "GROUP"}};
-    for (const FleetOutlier& o : fleet.outliers) {
+    for (std::size_t i = 0; i < fleet.outliers.size() && i < max_rows; ++i) {
+      const FleetOutlier& o = fleet.outliers[i];
       rows.push_back({printable(o.host), printable(o.gpu), printable(o.model), printable(o.link), printable(o.probe),
                       fixed2(o.median_gbps), fixed2(o.group_median_gbps), fixed2(o.threshold_gbps),
                       std::to_string(o.group_gpus) + " GPUs"});
@@ -91,6 +132,9 @@ std::string render_fleet_table(const Fleet& fleet) {
             std::to_string(static_cast<int>(fleet.rule.max_fraction_of_median * 100 + 0.5)) +
             " % of the median of the same model, link, probe and direction\n";
     text += render_rows(rows);
+    if (fleet.outliers.size() > max_rows) {
+      text += "+" + grouped_count(fleet.outliers.size() - max_rows) + " more outliers in the fleet document\n";
+    }
   }
   for (const FleetGroup* group : small) {
     text += "not judged for outliers: " + printable(group->model) + " " + printable(group->link) + " " +
@@ -99,7 +143,12 @@ std::string render_fleet_table(const Fleet& fleet) {
   }
   if (fleet.allreduce) text += "\n" + printable(describe_fleet_allreduce(*fleet.allreduce)) + "\n";
   if (!fleet.problems.empty()) text += "\n";
-  for (const std::string& problem : fleet.problems) text += "problem: " + printable(problem) + "\n";
+  for (std::size_t i = 0; i < fleet.problems.size() && i < max_rows; ++i) {
+    text += "problem: " + printable(fleet.problems[i]) + "\n";
+  }
+  if (fleet.problems.size() > max_rows) {
+    text += "+" + grouped_count(fleet.problems.size() - max_rows) + " more problems in the fleet document\n";
+  }
   text += "\n" + printable(fleet.summary) + "\n";
   return text;
 }

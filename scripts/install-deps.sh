@@ -9,6 +9,7 @@ packages=(
   g++ make cmake pkg-config python3
   libhwloc-dev          # topology: GPU -> bridges -> root port, NUMA
   nlohmann-json3-dev    # results document
+  libsimdjson-dev       # fleet merge: reads thousands of node documents at GB/s
   libcli11-dev          # command line
   libsqlite3-dev        # history: the run history database
   libtinyxml2-dev       # ingest: nvidia-smi -q -x XML
