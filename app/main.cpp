@@ -61,7 +61,7 @@ void add_judge_flags(CLI::App& command, pcieval::app::JudgeOptions& judge) {
   command
       .add_option("--profile", judge.profile_path,
                   "Judge with the threshold profile in FILE (JSON: floors, warning band, spread, error rate, "
-                  "overrides per GPU model; see README)")
+                  "overrides per GPU model; see docs/verdicts.md)")
       ->type_name("FILE");
   command.add_flag("-q,--quiet", judge.quiet, "Print no table; the exit code and -o FILE carry the result");
   // An optional value: `--history` alone uses the default path; on validate
