@@ -5,7 +5,7 @@ BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 ARGS ?=
 
-.PHONY: all deps build binary run test test-sanitize bench format tidy clean gpu-check deb
+.PHONY: all deps build binary run test check-fast test-sanitize bench format tidy clean gpu-check deb
 
 all: build
 
@@ -40,6 +40,12 @@ deb: deps $(BUILD_DIR)/CMakeCache.txt
 test: build
 	@scripts/install-deps.sh --test
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
+
+# The inner loop: every suite but the slow rounds (the parsers' fuzz round
+# with its clang build, the package build, the pages loaded in Chromium).
+# `make test` runs them all, as CI does.
+check-fast: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) -LE '^(fuzz|package)$$' -E 'chromium'
 
 # The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer, in its
 # own build folder so the normal build is untouched. Any finding fails the test

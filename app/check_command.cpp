@@ -122,7 +122,7 @@ int run_check(const CheckOptions& options) {
   }
   // From the first step to the last: a signal at any moment of a run (while
   // discovering, measuring or judging) makes it interrupted, never a pass.
-  const StopOnSignal stop;
+  const StopOnSignal stop(static_cast<long long>(options.stop_grace_s * 1e9));
   JudgeOptions judge_options = options.judge;
   Results results;
   // A bad reference file is found before the probes run, not after.

@@ -69,6 +69,9 @@ struct CheckOptions {
   // --reference FILE: pcieval-copy-reference's JSON, recorded beside this
   // run's h2d_ce/d2h_ce (app/reference_copy.hpp).
   std::optional<std::string> reference_path;
+  // --stop-grace: after the first SIGINT/SIGTERM, further ones within this
+  // long are the same request (app/stop_signal.hpp).
+  double stop_grace_s = 10;
 };
 
 struct ValidateOptions {

@@ -344,6 +344,13 @@ int run(int argc, char** argv) {
                        "30 d); with --rounds, whichever comes first. -o FILE is rewritten after every round")
           ->type_name("TIME")
           ->transform(pcieval::app::duration_between(1, kMaxDurationS));
+  check_cmd
+      ->add_option("--stop-grace", check.stop_grace_s,
+                   "After the first SIGINT or SIGTERM (which stops the run cleanly, exit 3), further ones within "
+                   "this long are the same request, as GNU timeout and Slurm signal the process and then its group; "
+                   "a later one kills (0 s to 1 h; default 10 s)")
+      ->type_name("TIME")
+      ->transform(pcieval::app::duration_between(0, 3600));
   rounds_flag->excludes(no_probes_flag);
   duration_flag->excludes(no_probes_flag);
   pcieval::app::FleetCheckOptions fleet_check;

@@ -1,11 +1,11 @@
 // Ctrl-C and SIGTERM (Slurm's scancel, systemd's stop, a burn-in harness's
 // timeout) ask `check` to stop: the probe in flight finishes, nothing further
 // starts, and what was measured is judged and written, marked interrupted.
-// More signals within kStopGraceNs of the first change nothing: GNU
-// `timeout` and Slurm signal the process and then its whole group, and two
-// quick Ctrl-C are one request. A signal after the grace ends the process
-// (the default action), for an operator who really means it; SIGKILL always
-// does.
+// More signals within the grace (check --stop-grace, 10 s by default) of the
+// first change nothing: GNU `timeout` and Slurm signal the process and then
+// its whole group, and two quick Ctrl-C are one request. A signal after the
+// grace ends the process (the default action), for an operator who really
+// means it; SIGKILL always does.
 #pragma once
 
 #include <time.h>
@@ -16,12 +16,13 @@
 
 namespace pcieval::app {
 
-inline constexpr long long kStopGraceNs = 10'000'000'000;
+inline constexpr long long kDefaultStopGraceNs = 10'000'000'000;
 
 // The signal number, 0 until one arrives, and when the first arrived.
 // Lock-free, so the handler may store to them (async-signal-safe).
 inline std::atomic<int> g_stop_signal{0};
 inline std::atomic<long long> g_stop_signal_at_ns{0};
+inline std::atomic<long long> g_stop_grace_ns{kDefaultStopGraceNs};
 static_assert(std::atomic<int>::is_always_lock_free);
 static_assert(std::atomic<long long>::is_always_lock_free);
 
@@ -35,7 +36,7 @@ extern "C" inline void pcieval_store_stop_signal(int signal_number) {
     g_stop_signal_at_ns.store(now_ns);
     return;
   }
-  if (now_ns - g_stop_signal_at_ns.load() < kStopGraceNs) return;
+  if (now_ns - g_stop_signal_at_ns.load() < g_stop_grace_ns.load()) return;
   std::signal(signal_number, SIG_DFL);
   std::raise(signal_number);
 }
@@ -43,7 +44,8 @@ extern "C" inline void pcieval_store_stop_signal(int signal_number) {
 // Installs the handlers for its lifetime and puts the old ones back after.
 class StopOnSignal {
  public:
-  StopOnSignal() {
+  explicit StopOnSignal(long long grace_ns = kDefaultStopGraceNs) {
+    g_stop_grace_ns.store(grace_ns);
     struct sigaction action {};
     action.sa_handler = pcieval_store_stop_signal;
     // Each handler runs with both signals blocked, so the first one's time is

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_runner.hpp"
@@ -171,6 +172,24 @@ TEST_F(LiveCheck, ASignalUnderGnuTimeoutEndsInterruptedNotKilled) {
     EXPECT_EQ(doc["overall"], "inconclusive");
     EXPECT_THAT(doc["verdicts"].dump(), HasSubstr("run_interrupted"));
   }
+}
+
+// --stop-grace: two SIGTERMs 0.1 s apart are one request within the default
+// grace (exit 3, the document written); with --stop-grace 0 the second one
+// kills, as an operator who means it expects. A soak keeps the run alive
+// long enough on any machine.
+TEST_F(LiveCheck, TheStopGraceDecidesWhetherASecondSignalKills) {
+  const auto signalled_twice = [&](const std::string& flags, const std::string& out) {
+    return run_shell(std::string(PCIEVAL_BINARY) + " check -q --rounds 1000 " + flags + " -o " + shell_quote(out) +
+                         " & pid=$!; sleep 1; kill -TERM $pid; sleep 0.1; kill -TERM $pid; wait $pid",
+                     dir_);
+  };
+  const auto graced = signalled_twice("", path("graced.json"));
+  EXPECT_EQ(graced.exit_code, 3) << graced.err;
+  EXPECT_EQ(nlohmann::json::parse(slurp(path("graced.json")))["interrupted"], "SIGTERM");
+
+  const auto killed = signalled_twice("--stop-grace 0", path("killed.json"));
+  EXPECT_EQ(killed.exit_code, 128 + SIGTERM) << killed.err;
 }
 
 }  // namespace
