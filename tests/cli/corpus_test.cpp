@@ -85,7 +85,7 @@ constexpr const char* kEnd = "<!-- corpus-table:end -->\n";
 
 using Corpus = ScratchDirTest;
 
-TEST_F(Corpus, EveryFileAgreesWithItsGroundTruthOrIsArguedInTheReadme) {
+TEST_F(Corpus, EveryFileAgreesWithItsGroundTruthOrIsArguedInItsPage) {
   if (!fs::is_directory(kCorpus)) GTEST_SKIP() << "no corpus at " << kCorpus;
   std::set<std::string> files;
   for (const auto& entry : fs::directory_iterator(kCorpus)) {
