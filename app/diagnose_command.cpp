@@ -314,10 +314,10 @@ void add_kernel_logs(Evidence& evidence, const std::vector<KernelLogCapture>& ca
                              std::to_string(capture.lines) + " lines; skipped " +
                              std::to_string(capture.skipped_lines) + " lines about other things");
     if (notifications > 0) {
-      evidence.notes.push_back(capture.source + ": " + std::to_string(notifications) +
-                               (notifications == 1 ? " link bandwidth notification line"
-                                                   : " link bandwidth notification lines") +
-                               " (the link changed speed or width; GPUs do so when idle): reported, not judged");
+      evidence.notes.push_back(
+          capture.source + ": " + std::to_string(notifications) +
+          (notifications == 1 ? " link bandwidth notification line" : " link bandwidth notification lines") +
+          " (the link changed speed or width; GPUs do so when idle): reported, not judged");
     }
   }
 }

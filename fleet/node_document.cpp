@@ -22,6 +22,8 @@
 #include "model/measurement.hpp"
 #include "model/pci_address.hpp"
 #include "model/verdict.hpp"
+#include "report/document_values.hpp"
+#include "report/file_descriptor.hpp"
 #include "report/input_file.hpp"
 #include "report/results_reader.hpp"
 
@@ -190,12 +192,10 @@ array items(const element& value) {
   return result;
 }
 
-constexpr std::array kKinds = {DeviceKind::kGpu, DeviceKind::kNic, DeviceKind::kNvme, DeviceKind::kOther};
-constexpr std::array kPositions = {LinkPosition::kDeviceLink, LinkPosition::kUplink};
-constexpr std::array kStatuses = {VerdictStatus::kPass,         VerdictStatus::kLinkDowngraded,
-                                  VerdictStatus::kBandwidthLow, VerdictStatus::kLinkErrors,
-                                  VerdictStatus::kMissing,      VerdictStatus::kInconclusive};
-constexpr std::array kOveralls = {Overall::kPass, Overall::kFail, Overall::kInconclusive};
+using document_values::kKinds;
+using document_values::kOveralls;
+using document_values::kPositions;
+using document_values::kStatuses;
 
 // The full reader's check_schema_version: "MAJOR.MINOR.PATCH", major 1.
 int schema_minor(const element& value) {
@@ -474,21 +474,6 @@ FleetNode entry_of(const element& root, std::string source) {
   return node;
 }
 
-// Closes the descriptor on every path out.
-class Descriptor {
- public:
-  explicit Descriptor(int fd) : fd_(fd) {}
-  Descriptor(const Descriptor&) = delete;
-  Descriptor& operator=(const Descriptor&) = delete;
-  ~Descriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  [[nodiscard]] int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 // The bytes of the regular file at `path` into `buffer`, which keeps
 // simdjson's padding after them and is reused from one document to the next
 // (a fresh string per document cost more in page faults than the parse).
@@ -497,7 +482,7 @@ class Descriptor {
 // error as every other command does.
 bool read_into(const std::string& path, std::vector<char>& buffer, std::size_t& size_bytes) {
   if (path == "-") return false;
-  const Descriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  const FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   struct stat info {};
   if (fd.get() < 0 || ::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode)) return false;
   // One read for the file as stat sees it and one to find its end.

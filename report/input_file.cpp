@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "report/file_descriptor.hpp"
+
 namespace pcieval {
 namespace {
 
@@ -36,26 +38,11 @@ Result<std::string> read_all(int fd, const std::string& name, std::size_t max_by
   }
 }
 
-// Closes the descriptor on every path out.
-class Descriptor {
- public:
-  explicit Descriptor(int fd) : fd_(fd) {}
-  Descriptor(const Descriptor&) = delete;
-  Descriptor& operator=(const Descriptor&) = delete;
-  ~Descriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  [[nodiscard]] int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 }  // namespace
 
 Result<std::string> read_input_file(const std::string& path, std::size_t max_bytes, std::string_view what) {
   if (path == "-") return read_all(STDIN_FILENO, "stdin", max_bytes, what);
-  const Descriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  const FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) return system_error("cannot open", path, errno);
   return read_all(fd.get(), path, max_bytes, what);
 }
@@ -90,7 +77,7 @@ Result<InputText> map_input_file(const std::string& path, std::size_t max_bytes,
     if (!text) return text.error();
     return InputText(std::move(text).value());
   }
-  const Descriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  const FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) return system_error("cannot open", path, errno);
   struct stat status {};
   if (::fstat(fd.get(), &status) != 0) return system_error("cannot read", path, errno);

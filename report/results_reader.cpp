@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "report/document_values.hpp"
 #include "report/input_file.hpp"
 #include "report/json_document.hpp"
 #include "report/profile_json_detail.hpp"
@@ -23,12 +24,10 @@ using json_document::Node;
 
 // Every value the model names; a value added there (reason codes are
 // append-only) must be added here too, or documents holding it cannot be read.
-constexpr std::array kKinds = {DeviceKind::kGpu, DeviceKind::kNic, DeviceKind::kNvme, DeviceKind::kOther};
-constexpr std::array kPositions = {LinkPosition::kDeviceLink, LinkPosition::kUplink};
-constexpr std::array kStatuses = {VerdictStatus::kPass,         VerdictStatus::kLinkDowngraded,
-                                  VerdictStatus::kBandwidthLow, VerdictStatus::kLinkErrors,
-                                  VerdictStatus::kMissing,      VerdictStatus::kInconclusive};
-constexpr std::array kOveralls = {Overall::kPass, Overall::kFail, Overall::kInconclusive};
+using document_values::kKinds;
+using document_values::kOveralls;
+using document_values::kPositions;
+using document_values::kStatuses;
 constexpr std::array kDirections = {Direction::kHostToDevice, Direction::kDeviceToHost, Direction::kHostToHost,
                                     Direction::kAllReduce};
 constexpr std::array kMethods = {CopyMethod::kCopyEngine, CopyMethod::kSmKernel, CopyMethod::kCpuThreads,

@@ -81,7 +81,8 @@ TEST(KernelLog, RunsOfStampedLinesAreCountedAsLineByLine) {
     std::size_t number = 1;
     const auto filler = [&](int count) {
       for (int i = 0; i < count; ++i, ++number) {
-        text += "[    2.0" + std::to_string(i) + "] usb 1-1: " + std::string(pad + static_cast<std::size_t>(i), 'u') + "\n";
+        text +=
+            "[    2.0" + std::to_string(i) + "] usb 1-1: " + std::string(pad + static_cast<std::size_t>(i), 'u') + "\n";
       }
     };
     filler(7);
@@ -91,7 +92,8 @@ TEST(KernelLog, RunsOfStampedLinesAreCountedAsLineByLine) {
     // The announcement and its report are one event, on the report's line.
     text += "[    3.000000] pcieport 0000:00:01.0: AER: Corrected error received: 0000:01:00.0\n";
     ++number;
-    text += "[    3.000001] nvidia 0000:01:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)\n";
+    text +=
+        "[    3.000001] nvidia 0000:01:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)\n";
     const std::size_t first_event = ++number;
     filler(3);
     text += "[    3.000002] nvidia 0000:01:00.0:    [ 0] RxErr                  (First)\n";  // still in the report
