@@ -11,26 +11,26 @@
 namespace pcieval::gpu_probe_parts {
 namespace {
 
-// Lane setups of retired devices, kept for the life of the process. Reached
+// Stream setups of retired devices, kept for the life of the process. Reached
 // through a static pointer, so leak checkers see it as reachable.
 struct Kept {
   std::mutex mutex;
-  std::vector<std::pair<NumaBuffer, std::unique_ptr<CopyLane>>> setups;  // guarded by mutex
+  std::vector<std::pair<NumaBuffer, std::unique_ptr<CopyStream>>> setups;  // guarded by mutex
   std::vector<NumaBuffer> buffers;                                       // guarded by mutex
 };
 
 Kept& kept() {
-  static Kept* instance = new Kept;  // never destroyed: see LaneSetup::~LaneSetup
+  static Kept* instance = new Kept;  // never destroyed: see StreamSetup::~StreamSetup
   return *instance;
 }
 
 }  // namespace
 
-LaneSetup::~LaneSetup() {
-  if (lane == nullptr || !lane->abandoned()) return;
+StreamSetup::~StreamSetup() {
+  if (stream == nullptr || !stream->abandoned()) return;
   Kept& k = kept();
   const std::lock_guard lock(k.mutex);
-  k.setups.emplace_back(std::move(buffer), std::move(lane));
+  k.setups.emplace_back(std::move(buffer), std::move(stream));
 }
 
 void keep_until_exit(NumaBuffer buffer) {
@@ -115,25 +115,25 @@ Result<Placement> remote_placement(const ProbeContext& context, const GpuTarget&
 
 // A distinct pattern per GPU, direction and method, so a copy that landed in
 // the wrong buffer cannot verify.
-std::uint32_t lane_seed(int ordinal, Direction direction, CopyMethod method) {
+std::uint32_t stream_seed(int ordinal, Direction direction, CopyMethod method) {
   return 0x9c1e0000U + static_cast<std::uint32_t>(ordinal) * 16U + static_cast<std::uint32_t>(direction) * 4U +
          static_cast<std::uint32_t>(method);
 }
 
 // --- Timing
 
-// Runs warm-up and timed trials of `lanes` together through run_trials (whose
-// own rates are the total over the wall time) and recovers each lane's rate
+// Runs warm-up and timed trials of `streams` together through run_trials (whose
+// own rates are the total over the wall time) and recovers each stream's rate
 // from the same trials.
-Result<LaneRates> time_lanes(const ProbeContext& context, std::span<CopyLane* const> lanes, Latch& latch) {
+Result<StreamRates> time_streams(const ProbeContext& context, std::span<CopyStream* const> streams, Latch& latch) {
   std::uint64_t total_bytes = 0;
-  for (const CopyLane* lane : lanes) total_bytes += lane->bytes_per_trial();
+  for (const CopyStream* stream : streams) total_bytes += stream->bytes_per_trial();
   const TrialPlan plan{context.config.warmup_trials, context.config.trials, total_bytes};
   std::vector<TrialTiming> timings;
   Result<std::vector<double>> wall_gbps = [&] {
     LoadScope load(context.load);
     return run_trials(plan, [&]() -> Result<double> {
-      auto timing = run_latched_trial(lanes, latch, kOperationTimeoutS);
+      auto timing = run_latched_trial(streams, latch, kOperationTimeoutS);
       if (!timing) return timing.error();
       timings.push_back(timing.value());
       return timing.value().wall_s;
@@ -145,15 +145,15 @@ Result<LaneRates> time_lanes(const ProbeContext& context, std::span<CopyLane* co
   if (timings.size() < kept) return make_error("fewer trial times than trials (internal error)");
   timings.erase(timings.begin(), timings.end() - static_cast<std::ptrdiff_t>(kept));
 
-  LaneRates rates{std::move(wall_gbps).value(), std::vector<std::vector<double>>(lanes.size())};
-  for (std::size_t lane = 0; lane < lanes.size(); ++lane) {
+  StreamRates rates{std::move(wall_gbps).value(), std::vector<std::vector<double>>(streams.size())};
+  for (std::size_t stream = 0; stream < streams.size(); ++stream) {
     for (const TrialTiming& timing : timings) {
-      const double seconds = timing.lane_s[lane];
+      const double seconds = timing.stream_s[stream];
       if (!(seconds > 0)) {
-        return make_error(lanes[lane]->label() + ": a trial reported " + std::to_string(seconds) +
+        return make_error(streams[stream]->label() + ": a trial reported " + std::to_string(seconds) +
                           " s: the event timer did not advance");
       }
-      rates.lane_gbps[lane].push_back(gbps_of(lanes[lane]->bytes_per_trial(), seconds));
+      rates.stream_gbps[stream].push_back(gbps_of(streams[stream]->bytes_per_trial(), seconds));
     }
   }
   return rates;
@@ -162,7 +162,7 @@ Result<LaneRates> time_lanes(const ProbeContext& context, std::span<CopyLane* co
 // --- Measurements
 
 // Only called for trials that all verified (run_latched_trial and
-// PageableLane::run_trial return no time for data that did not).
+// PageableCopyStream::run_trial return no time for data that did not).
 Measurement verified_measurement(MeasurementSpec spec, std::vector<double> trials_gbps) {
   Measurement measurement;
   measurement.probe = std::string(spec.probe);
@@ -182,7 +182,7 @@ Measurement verified_measurement(MeasurementSpec spec, std::vector<double> trial
   return measurement;
 }
 
-Result<LaneSetup> set_up_lane(const ProbeContext& context, const GpuTarget& gpu, Direction direction, CopyMethod method,
+Result<StreamSetup> set_up_stream(const ProbeContext& context, const GpuTarget& gpu, Direction direction, CopyMethod method,
                               Placement placement, std::uint64_t bytes) {
   auto buffer = NumaBuffer::allocate(*context.topology, placement.numa_node, static_cast<std::size_t>(bytes));
   if (!buffer) return make_error("host buffer: " + buffer.error().message);
@@ -191,14 +191,14 @@ Result<LaneSetup> set_up_lane(const ProbeContext& context, const GpuTarget& gpu,
                                                                   : placement.local;
   placement.numa_node = found_node;
   std::span<std::byte> host(buffer.value().data(), buffer.value().size_bytes());
-  auto lane = CopyLane::create(gpu.ordinal, direction, method, host, lane_seed(gpu.ordinal, direction, method));
-  if (!lane) {
+  auto stream = CopyStream::create(gpu.ordinal, direction, method, host, stream_seed(gpu.ordinal, direction, method));
+  if (!stream) {
     // A registration that timed out (the device is then retired) may still
     // pin the range from its abandoned thread.
     if (cuda_device_retired(gpu.ordinal)) keep_until_exit(std::move(buffer).value());
-    return lane.error();
+    return stream.error();
   }
-  LaneSetup setup{std::move(buffer).value(), std::make_unique<CopyLane>(std::move(lane).value()), placement};
+  StreamSetup setup{std::move(buffer).value(), std::make_unique<CopyStream>(std::move(stream).value()), placement};
   // Placement was checked before pinning; registration may have migrated
   // pages, and a number measured from the wrong node would be judged as if
   // local. (Destroying the setup unregisters before the buffer is freed.)
@@ -206,20 +206,20 @@ Result<LaneSetup> set_up_lane(const ProbeContext& context, const GpuTarget& gpu,
   return setup;
 }
 
-// The placement of several lanes together: one node if they share it.
-std::optional<int> common_node(const std::vector<LaneSetup>& setups) {
+// The placement of several streams together: one node if they share it.
+std::optional<int> common_node(const std::vector<StreamSetup>& setups) {
   if (setups.empty()) return std::nullopt;
   const int node = setups.front().placement.numa_node;
-  for (const LaneSetup& setup : setups) {
+  for (const StreamSetup& setup : setups) {
     if (setup.placement.numa_node != node) return std::nullopt;
   }
   return node;
 }
 
-// Every lane local: true; any remote: false; otherwise unknown.
-std::optional<bool> all_local(const std::vector<LaneSetup>& setups) {
+// Every stream local: true; any remote: false; otherwise unknown.
+std::optional<bool> all_local(const std::vector<StreamSetup>& setups) {
   bool unknown = false;
-  for (const LaneSetup& setup : setups) {
+  for (const StreamSetup& setup : setups) {
     if (!setup.placement.local) {
       unknown = true;
     } else if (!*setup.placement.local) {

@@ -1,5 +1,5 @@
 // The parts the GPU probes (gpu_probes.cpp) are built from: which GPUs and
-// CUDA ordinals, where their host buffers go, how a set of lanes is timed, and
+// CUDA ordinals, where their host buffers go, how a set of streams is timed, and
 // how a verified measurement is recorded. Internal to bench/.
 #pragma once
 
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "bench/probe.hpp"
-#include "kernels/copy_lane.hpp"
+#include "kernels/copy_stream.hpp"
 #include "kernels/deadline_wait.hpp"
 #include "kernels/latch.hpp"
 #include "model/evidence.hpp"
@@ -53,9 +53,9 @@ struct Placement {
   std::optional<bool> local;  // Measurement::host_numa_local
 };
 
-struct LaneRates {
-  std::vector<double> wall_gbps;               // every lane's bytes over the wall time, per kept trial
-  std::vector<std::vector<double>> lane_gbps;  // [lane][trial]: each lane's bytes over its own time
+struct StreamRates {
+  std::vector<double> wall_gbps;               // every stream's bytes over the wall time, per kept trial
+  std::vector<std::vector<double>> stream_gbps;  // [stream][trial]: each stream's bytes over its own time
 };
 
 struct MeasurementSpec {
@@ -72,23 +72,23 @@ struct MeasurementSpec {
   std::optional<bool> host_numa_local;
 };
 
-// One GPU's buffer and lane in one direction.
-struct LaneSetup {
-  LaneSetup(NumaBuffer buffer_in, std::unique_ptr<CopyLane> lane_in, Placement placement_in)
-      : buffer(std::move(buffer_in)), lane(std::move(lane_in)), placement(placement_in) {}
-  LaneSetup(LaneSetup&&) noexcept = default;
+// One GPU's buffer and stream in one direction.
+struct StreamSetup {
+  StreamSetup(NumaBuffer buffer_in, std::unique_ptr<CopyStream> stream_in, Placement placement_in)
+      : buffer(std::move(buffer_in)), stream(std::move(stream_in)), placement(placement_in) {}
+  StreamSetup(StreamSetup&&) noexcept = default;
   // Assigning would free the old buffer without the check of the destructor.
-  LaneSetup& operator=(LaneSetup&&) = delete;
-  LaneSetup(const LaneSetup&) = delete;
-  LaneSetup& operator=(const LaneSetup&) = delete;
-  // A lane whose device was retired (a wait on it timed out) keeps its host
+  StreamSetup& operator=(StreamSetup&&) = delete;
+  StreamSetup(const StreamSetup&) = delete;
+  StreamSetup& operator=(const StreamSetup&) = delete;
+  // A stream whose device was retired (a wait on it timed out) keeps its host
   // range registered and may still be copying into it, so the range must be
-  // neither freed nor reused: buffer and lane are then kept, untouched, until
+  // neither freed nor reused: buffer and stream are then kept, untouched, until
   // the process exits.
-  ~LaneSetup();
+  ~StreamSetup();
 
-  NumaBuffer buffer;  // declared first: destroyed after the lane that registered it
-  std::unique_ptr<CopyLane> lane;
+  NumaBuffer buffer;  // declared first: destroyed after the stream that registered it
+  std::unique_ptr<CopyStream> stream;
   Placement placement;
 };
 
@@ -102,8 +102,8 @@ void keep_until_exit(NumaBuffer buffer);
 // not when it was retired for slow host work (cuda_device_hung).
 void add_gpu_fault(ProbeOutput& output, const GpuTarget& gpu, std::string error);
 // A failure of several GPUs copying together (`what`: "all GPUs h2d (...)").
-// The trial stops at the first lane that misses its deadline and retires
-// that lane's GPU, so each GPU retired now is a fault of its own, the hang
+// The trial stops at the first stream that misses its deadline and retires
+// that stream's GPU, so each GPU retired now is a fault of its own, the hang
 // named; when none was, the failure is the group's: one error.
 // REQUIRES: no GPU of `gpus` was retired before the attempt.
 void add_group_failure(ProbeOutput& output, const std::vector<GpuTarget>& gpus, const std::string& what,
@@ -112,13 +112,13 @@ void add_group_failure(ProbeOutput& output, const std::vector<GpuTarget>& gpus, 
 [[nodiscard]] std::vector<GpuTarget> resolve(const std::vector<const DeviceRecord*>& gpus, ProbeOutput& output);
 [[nodiscard]] Placement local_placement(const ProbeContext& context, const GpuTarget& gpu, ProbeOutput& output);
 [[nodiscard]] Result<Placement> remote_placement(const ProbeContext& context, const GpuTarget& gpu);
-[[nodiscard]] std::uint32_t lane_seed(int ordinal, Direction direction, CopyMethod method);
-[[nodiscard]] Result<LaneRates> time_lanes(const ProbeContext& context, std::span<CopyLane* const> lanes, Latch& latch);
+[[nodiscard]] std::uint32_t stream_seed(int ordinal, Direction direction, CopyMethod method);
+[[nodiscard]] Result<StreamRates> time_streams(const ProbeContext& context, std::span<CopyStream* const> streams, Latch& latch);
 [[nodiscard]] Measurement verified_measurement(MeasurementSpec spec, std::vector<double> trials_gbps);
-[[nodiscard]] Result<LaneSetup> set_up_lane(const ProbeContext& context, const GpuTarget& gpu, Direction direction,
+[[nodiscard]] Result<StreamSetup> set_up_stream(const ProbeContext& context, const GpuTarget& gpu, Direction direction,
                                             CopyMethod method, Placement placement, std::uint64_t bytes);
-[[nodiscard]] std::optional<int> common_node(const std::vector<LaneSetup>& setups);
-[[nodiscard]] std::optional<bool> all_local(const std::vector<LaneSetup>& setups);
+[[nodiscard]] std::optional<int> common_node(const std::vector<StreamSetup>& setups);
+[[nodiscard]] std::optional<bool> all_local(const std::vector<StreamSetup>& setups);
 [[nodiscard]] Status check_size(const RunConfig& config);
 
 }  // namespace pcieval::gpu_probe_parts

@@ -29,7 +29,7 @@
 #include "bench/gpu_probe_parts.hpp"
 #include "bench/probe.hpp"
 #include "bench/trials.hpp"
-#include "kernels/copy_lane.hpp"
+#include "kernels/copy_stream.hpp"
 #include "kernels/cuda_device.hpp"
 #include "kernels/latch.hpp"
 #include "kernels/pattern.hpp"
@@ -53,17 +53,17 @@ using gpu_probe_parts::kSweepMaxBytes;
 using gpu_probe_parts::kSweepMaxCopies;
 using gpu_probe_parts::kSweepMinBytes;
 using gpu_probe_parts::kSweepTrialBytes;
-using gpu_probe_parts::lane_seed;
-using gpu_probe_parts::LaneRates;
-using gpu_probe_parts::LaneSetup;
+using gpu_probe_parts::stream_seed;
+using gpu_probe_parts::StreamRates;
+using gpu_probe_parts::StreamSetup;
 using gpu_probe_parts::local_placement;
 using gpu_probe_parts::MeasurementSpec;
 using gpu_probe_parts::numa_node_of;
 using gpu_probe_parts::Placement;
 using gpu_probe_parts::remote_placement;
 using gpu_probe_parts::resolve;
-using gpu_probe_parts::set_up_lane;
-using gpu_probe_parts::time_lanes;
+using gpu_probe_parts::set_up_stream;
+using gpu_probe_parts::time_streams;
 using gpu_probe_parts::verified_measurement;
 
 // --- The probes
@@ -105,7 +105,7 @@ class GpuProbe : public Probe {
     }
     const std::vector<GpuTarget> targets = resolve(gpus_of(context.evidence), output);
     if (!targets.empty()) run_on(context, targets, output);
-    // A placement warning is found once per lane; say it once.
+    // A placement warning is found once per stream; say it once.
     std::vector<std::string> unique_warnings;
     for (std::string& warning : output.warnings) {
       if (std::find(unique_warnings.begin(), unique_warnings.end(), warning) == unique_warnings.end()) {
@@ -186,18 +186,18 @@ class SingleGpuProbe final : public GpuProbe {
         continue;
       }
       for (Direction direction : directions_) {
-        auto setup = set_up_lane(context, gpu, direction, method_, placement, context.config.size_bytes);
+        auto setup = set_up_stream(context, gpu, direction, method_, placement, context.config.size_bytes);
         if (!setup) {
           add_gpu_fault(output, gpu, setup.error().message);
           continue;
         }
-        CopyLane* lanes[] = {setup.value().lane.get()};
-        auto rates = time_lanes(context, lanes, latch.value());
+        CopyStream* streams[] = {setup.value().stream.get()};
+        auto rates = time_streams(context, streams, latch.value());
         if (!rates) {
           add_gpu_fault(output, gpu, rates.error().message);
           continue;
         }
-        const CopyLane& lane = *setup.value().lane;
+        const CopyStream& stream = *setup.value().stream;
         output.measurements.push_back(verified_measurement({key(),
                                                             gpu.name,
                                                             {gpu.address},
@@ -205,11 +205,11 @@ class SingleGpuProbe final : public GpuProbe {
                                                             method_,
                                                             HostMemory::kPinned,
                                                             Aggregation::kAlone,
-                                                            lane.shape().size_bytes,
-                                                            lane.bytes_per_trial(),
+                                                            stream.shape().size_bytes,
+                                                            stream.bytes_per_trial(),
                                                             setup.value().placement.numa_node,
                                                             setup.value().placement.local},
-                                                           std::move(rates.value().lane_gbps[0])));
+                                                           std::move(rates.value().stream_gbps[0])));
       }
     }
   }
@@ -234,10 +234,10 @@ class BidirectionalProbe final : public GpuProbe {
         add_gpu_fault(output, gpu, latch.error().message);
         continue;
       }
-      std::vector<LaneSetup> setups;
+      std::vector<StreamSetup> setups;
       for (Direction direction : kBothDirections) {
         auto setup =
-            set_up_lane(context, gpu, direction, CopyMethod::kCopyEngine, placement, context.config.size_bytes);
+            set_up_stream(context, gpu, direction, CopyMethod::kCopyEngine, placement, context.config.size_bytes);
         if (!setup) {
           add_gpu_fault(output, gpu, setup.error().message);
           break;
@@ -245,26 +245,26 @@ class BidirectionalProbe final : public GpuProbe {
         setups.push_back(std::move(setup).value());
       }
       if (setups.size() != 2) continue;
-      CopyLane* lanes[] = {setups[0].lane.get(), setups[1].lane.get()};
-      auto rates = time_lanes(context, lanes, latch.value());
+      CopyStream* streams[] = {setups[0].stream.get(), setups[1].stream.get()};
+      auto rates = time_streams(context, streams, latch.value());
       if (!rates) {
         add_gpu_fault(output, gpu, rates.error().message);
         continue;
       }
       for (std::size_t i = 0; i < setups.size(); ++i) {
-        const CopyLane& lane = *setups[i].lane;
+        const CopyStream& stream = *setups[i].stream;
         output.measurements.push_back(verified_measurement({key(),
                                                             gpu.name,
                                                             {gpu.address},
-                                                            lane.direction(),
+                                                            stream.direction(),
                                                             CopyMethod::kCopyEngine,
                                                             HostMemory::kPinned,
                                                             Aggregation::kWithReverse,
-                                                            lane.shape().size_bytes,
-                                                            lane.bytes_per_trial(),
+                                                            stream.shape().size_bytes,
+                                                            stream.bytes_per_trial(),
                                                             setups[i].placement.numa_node,
                                                             setups[i].placement.local},
-                                                           std::move(rates.value().lane_gbps[i])));
+                                                           std::move(rates.value().stream_gbps[i])));
       }
     }
   }
@@ -296,22 +296,22 @@ class PageableProbe final : public GpuProbe {
           add_gpu_fault(output, gpu, "host buffer: " + buffer.error().message);
           continue;
         }
-        auto lane = PageableLane::create(gpu.ordinal, direction,
+        auto stream = PageableCopyStream::create(gpu.ordinal, direction,
                                          std::span<std::byte>(buffer.value().data(), buffer.value().size_bytes()),
-                                         lane_seed(gpu.ordinal, direction, CopyMethod::kCopyEngine));
-        if (!lane) {
-          add_gpu_fault(output, gpu, lane.error().message);
+                                         stream_seed(gpu.ordinal, direction, CopyMethod::kCopyEngine));
+        if (!stream) {
+          add_gpu_fault(output, gpu, stream.error().message);
           continue;
         }
-        const TrialPlan plan{context.config.warmup_trials, context.config.trials, lane.value().bytes_per_trial()};
+        const TrialPlan plan{context.config.warmup_trials, context.config.trials, stream.value().bytes_per_trial()};
         Result<std::vector<double>> trials = [&] {
           LoadScope load(context.load);
-          return run_trials(plan, [&] { return lane.value().run_trial(); });
+          return run_trials(plan, [&] { return stream.value().run_trial(); });
         }();
         if (!trials) {
-          add_gpu_fault(output, gpu, lane.value().label() + ": " + trials.error().message);
+          add_gpu_fault(output, gpu, stream.value().label() + ": " + trials.error().message);
           // The copy given up at its deadline may still be using the buffer.
-          if (lane.value().abandoned()) keep_until_exit(std::move(buffer).value());
+          if (stream.value().abandoned()) keep_until_exit(std::move(buffer).value());
           continue;
         }
         const bool local_known = placement.local.has_value() && gpu.local_node.has_value();
@@ -324,7 +324,7 @@ class PageableProbe final : public GpuProbe {
              HostMemory::kPageable,
              Aggregation::kAlone,
              size_bytes,
-             lane.value().bytes_per_trial(),
+             stream.value().bytes_per_trial(),
              buffer.value().numa_node(),
              local_known ? std::optional<bool>(buffer.value().numa_node() == *gpu.local_node) : placement.local},
             std::move(trials).value()));
@@ -334,10 +334,10 @@ class PageableProbe final : public GpuProbe {
 };
 
 // Several GPUs copying the same way at once, behind one latch.
-Result<LaneRates> run_together(const ProbeContext& context, const std::vector<GpuTarget>& gpus, Direction direction,
-                               std::vector<LaneSetup>& setups, std::vector<GpuTarget>& copied, ProbeOutput& output) {
+Result<StreamRates> run_together(const ProbeContext& context, const std::vector<GpuTarget>& gpus, Direction direction,
+                               std::vector<StreamSetup>& setups, std::vector<GpuTarget>& copied, ProbeOutput& output) {
   for (const GpuTarget& gpu : gpus) {
-    auto setup = set_up_lane(context, gpu, direction, CopyMethod::kCopyEngine, local_placement(context, gpu, output),
+    auto setup = set_up_stream(context, gpu, direction, CopyMethod::kCopyEngine, local_placement(context, gpu, output),
                              context.config.size_bytes);
     if (!setup) {
       add_gpu_fault(output, gpu, setup.error().message);
@@ -349,10 +349,10 @@ Result<LaneRates> run_together(const ProbeContext& context, const std::vector<Gp
   if (setups.empty()) return make_error("no GPU could be set up");
   auto latch = Latch::create(copied.front().ordinal, context.config.latch_timeout_s);
   if (!latch) return latch.error();
-  std::vector<CopyLane*> lanes;
-  lanes.reserve(setups.size());
-  for (LaneSetup& setup : setups) lanes.push_back(setup.lane.get());
-  return time_lanes(context, lanes, latch.value());
+  std::vector<CopyStream*> streams;
+  streams.reserve(setups.size());
+  for (StreamSetup& setup : setups) streams.push_back(setup.stream.get());
+  return time_streams(context, streams, latch.value());
 }
 
 std::vector<PciAddress> addresses_of(const std::vector<GpuTarget>& gpus) {
@@ -375,7 +375,7 @@ class AllGpusProbe final : public GpuProbe {
  protected:
   void run_on(const ProbeContext& context, const std::vector<GpuTarget>& targets, ProbeOutput& output) const override {
     for (Direction direction : kBothDirections) {
-      std::vector<LaneSetup> setups;
+      std::vector<StreamSetup> setups;
       std::vector<GpuTarget> copied;
       auto rates = run_together(context, targets, direction, setups, copied, output);
       if (!rates) {
@@ -390,8 +390,8 @@ class AllGpusProbe final : public GpuProbe {
       const std::uint64_t size = context.config.size_bytes;
       std::uint64_t total_bytes = 0;
       for (std::size_t i = 0; i < copied.size(); ++i) {
-        const CopyLane& lane = *setups[i].lane;
-        total_bytes += lane.bytes_per_trial();
+        const CopyStream& stream = *setups[i].stream;
+        total_bytes += stream.bytes_per_trial();
         output.measurements.push_back(verified_measurement({key(),
                                                             copied[i].name,
                                                             {copied[i].address},
@@ -400,10 +400,10 @@ class AllGpusProbe final : public GpuProbe {
                                                             HostMemory::kPinned,
                                                             Aggregation::kWithPeers,
                                                             size,
-                                                            lane.bytes_per_trial(),
+                                                            stream.bytes_per_trial(),
                                                             setups[i].placement.numa_node,
                                                             setups[i].placement.local},
-                                                           std::move(rates.value().lane_gbps[i])));
+                                                           std::move(rates.value().stream_gbps[i])));
       }
       output.measurements.push_back(
           verified_measurement({key(), std::string(kAllGpusSubject), addresses_of(copied), direction,
@@ -439,7 +439,7 @@ class GroupProbe final : public GpuProbe {
         continue;
       }
       for (Direction direction : kBothDirections) {
-        std::vector<LaneSetup> setups;
+        std::vector<StreamSetup> setups;
         std::vector<GpuTarget> copied;
         auto rates = run_together(context, members, direction, setups, copied, output);
         if (!rates) {
@@ -451,7 +451,7 @@ class GroupProbe final : public GpuProbe {
           continue;
         }
         std::uint64_t total_bytes = 0;
-        for (const LaneSetup& setup : setups) total_bytes += setup.lane->bytes_per_trial();
+        for (const StreamSetup& setup : setups) total_bytes += setup.stream->bytes_per_trial();
         output.measurements.push_back(
             verified_measurement({key(), group.subject, addresses_of(copied), direction, CopyMethod::kCopyEngine,
                                   HostMemory::kPinned, Aggregation::kTotalOverWallTime, context.config.size_bytes,
@@ -489,24 +489,24 @@ class SweepProbe final : public GpuProbe {
       for (Direction direction : kBothDirections) {
         // One buffer of the largest size serves every size: registering
         // pins every page, which is slow, so it is done once.
-        auto setup = set_up_lane(context, gpu, direction, CopyMethod::kCopyEngine, placement, kSweepMaxBytes);
+        auto setup = set_up_stream(context, gpu, direction, CopyMethod::kCopyEngine, placement, kSweepMaxBytes);
         if (!setup) {
           add_gpu_fault(output, gpu, setup.error().message);
           continue;
         }
-        CopyLane& lane = *setup.value().lane;
+        CopyStream& stream = *setup.value().stream;
         for (std::uint64_t size : sweep_sizes()) {
           const std::string at = std::string(to_string(direction)) + " at " + std::to_string(size) + " bytes: ";
-          if (auto reshaped = lane.reshape({static_cast<std::size_t>(size), sweep_copies(size)}); !reshaped) {
+          if (auto reshaped = stream.reshape({static_cast<std::size_t>(size), sweep_copies(size)}); !reshaped) {
             add_gpu_fault(output, gpu, at + reshaped.error().message);
             continue;
           }
-          CopyLane* lanes[] = {&lane};
-          auto rates = time_lanes(context, lanes, latch.value());
+          CopyStream* streams[] = {&stream};
+          auto rates = time_streams(context, streams, latch.value());
           if (!rates) {
             add_gpu_fault(output, gpu, at + rates.error().message);
             // A retired GPU would fail every later size the same way.
-            if (lane.abandoned()) break;
+            if (stream.abandoned()) break;
             continue;
           }
           output.measurements.push_back(verified_measurement({key(),
@@ -517,10 +517,10 @@ class SweepProbe final : public GpuProbe {
                                                               HostMemory::kPinned,
                                                               Aggregation::kAlone,
                                                               size,
-                                                              lane.bytes_per_trial(),
+                                                              stream.bytes_per_trial(),
                                                               setup.value().placement.numa_node,
                                                               setup.value().placement.local},
-                                                             std::move(rates.value().lane_gbps[0])));
+                                                             std::move(rates.value().stream_gbps[0])));
         }
       }
     }

@@ -135,17 +135,18 @@ using ProbeRegistry = std::vector<std::unique_ptr<Probe>>;
 // Built with or without CUDA; without it each one skips with that reason.
 void add_gpu_probes(ProbeRegistry& registry);
 
-// Runs every probe of the registry that the mode selects, in order, and
-// records each one's outcome (a probe outside the mode is skipped with
-// "--full only"). Measurements are appended to `measurements`.
+// What run_probes returns: each probe's outcome, in registry order, and the
+// measurements of every probe that ran.
 struct EngineOutput {
   std::vector<ProbeRun> runs;
   std::vector<Measurement> measurements;
   // A stop request skipped at least one probe that would have run.
   bool interrupted = false;
 };
-// An observer, when given, is told as each probe that runs starts and ends
-// (on this thread); the engine itself prints nothing.
+// Runs every probe of the registry that the mode selects, in order, and
+// records each one's outcome (a probe outside the mode is skipped with
+// "--full only"). An observer, when given, is told as each probe that runs
+// starts and ends (on this thread); the engine itself prints nothing.
 [[nodiscard]] EngineOutput run_probes(const ProbeRegistry& registry, const ProbeContext& context,
                                       ProbeObserver* observer = nullptr);
 

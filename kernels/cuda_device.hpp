@@ -40,7 +40,7 @@ inline constexpr std::string_view kBuiltWithoutCudaMessage =
 // Why: CUDA 12 loads modules lazily, at a kernel's first launch, and loading
 // may wait for the device to go idle; a first launch behind a latch kernel
 // that spins until the host releases it then hangs until the latch times
-// out (nvbandwidth preloads for the same reason). Every lane and every
+// out (nvbandwidth preloads for the same reason). Every copy stream and every
 // all-reduce rank calls it when it is created; call it yourself before
 // holding a stream of a device that has neither.
 [[nodiscard]] Status preload_kernels(int ordinal);

@@ -42,7 +42,7 @@ namespace pcieval::detail {
 
 // Zeroes `counter` (a device word), counts the mismatches of `bytes` at `data`
 // on `stream`, and reads the count back through `readback` (read_counter),
-// waiting until copy_deadline_s(bytes, 0) (device_pattern.cu). The copy lanes
+// waiting until copy_deadline_s(bytes, 0) (device_pattern.cu). The copy streams
 // keep one counter and readback for every trial; count_mismatches_device
 // makes them.
 [[nodiscard]] Result<std::uint64_t> count_mismatches_with(const Stream& stream, int blocks, const std::byte* data,

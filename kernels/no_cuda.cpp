@@ -4,7 +4,7 @@
 #include <string>
 #include <utility>
 
-#include "kernels/copy_lane.hpp"
+#include "kernels/copy_stream.hpp"
 #include "kernels/cuda_device.hpp"
 #include "kernels/device_pattern.hpp"
 #include "kernels/latch.hpp"
@@ -142,39 +142,39 @@ Result<std::uint64_t> count_mismatches_device(const Stream& /*stream*/, const st
   return no_cuda();
 }
 
-// --- CopyLane
+// --- CopyStream
 
-Result<CopyLane> CopyLane::create(int /*ordinal*/, Direction /*direction*/, CopyMethod /*method*/,
+Result<CopyStream> CopyStream::create(int /*ordinal*/, Direction /*direction*/, CopyMethod /*method*/,
                                   std::span<std::byte> /*host*/, std::uint32_t /*seed*/) {
   return no_cuda();
 }
-CopyLane::~CopyLane() {}  // nothing was acquired
-Status CopyLane::reshape(CopyShape /*shape*/) { return no_cuda(); }
-std::uint64_t CopyLane::bytes_per_trial() const { return 0; }
-std::string CopyLane::label() const { return "no cuda"; }
-const std::byte* CopyLane::copy_source() const { return nullptr; }
-std::byte* CopyLane::copy_destination() const { return nullptr; }
-std::byte* CopyLane::kernel_view_of_source() const { return nullptr; }
-std::byte* CopyLane::kernel_view_of_destination() const { return nullptr; }
-Status CopyLane::prepare_destination() { return no_cuda(); }
-Status CopyLane::enqueue(Latch& /*latch*/) { return no_cuda(); }
-Result<double> CopyLane::elapsed_s(const PollPolicy& /*policy*/) const { return no_cuda(); }
-bool CopyLane::abandoned() const { return false; }
-Result<std::uint64_t> CopyLane::count_destination_mismatches() const { return no_cuda(); }
+CopyStream::~CopyStream() {}  // nothing was acquired
+Status CopyStream::reshape(CopyShape /*shape*/) { return no_cuda(); }
+std::uint64_t CopyStream::bytes_per_trial() const { return 0; }
+std::string CopyStream::label() const { return "no cuda"; }
+const std::byte* CopyStream::copy_source() const { return nullptr; }
+std::byte* CopyStream::copy_destination() const { return nullptr; }
+std::byte* CopyStream::kernel_view_of_source() const { return nullptr; }
+std::byte* CopyStream::kernel_view_of_destination() const { return nullptr; }
+Status CopyStream::prepare_destination() { return no_cuda(); }
+Status CopyStream::enqueue(Latch& /*latch*/) { return no_cuda(); }
+Result<double> CopyStream::elapsed_s(const PollPolicy& /*policy*/) const { return no_cuda(); }
+bool CopyStream::abandoned() const { return false; }
+Result<std::uint64_t> CopyStream::count_destination_mismatches() const { return no_cuda(); }
 
-Result<TrialTiming> run_latched_trial(std::span<CopyLane* const> /*lanes*/, Latch& /*latch*/,
+Result<TrialTiming> run_latched_trial(std::span<CopyStream* const> /*streams*/, Latch& /*latch*/,
                                       double /*operation_timeout_s*/) {
   return no_cuda();
 }
 
-// --- PageableLane
+// --- PageableCopyStream
 
-Result<PageableLane> PageableLane::create(int /*ordinal*/, Direction /*direction*/, std::span<std::byte> /*host*/,
+Result<PageableCopyStream> PageableCopyStream::create(int /*ordinal*/, Direction /*direction*/, std::span<std::byte> /*host*/,
                                           std::uint32_t /*seed*/) {
   return no_cuda();
 }
-std::string PageableLane::label() const { return "no cuda"; }
-bool PageableLane::abandoned() const { return false; }
-Result<double> PageableLane::run_trial() { return no_cuda(); }
+std::string PageableCopyStream::label() const { return "no cuda"; }
+bool PageableCopyStream::abandoned() const { return false; }
+Result<double> PageableCopyStream::run_trial() { return no_cuda(); }
 
 }  // namespace pcieval

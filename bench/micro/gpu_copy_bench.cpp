@@ -1,5 +1,5 @@
 // Google Benchmark suite for the GPU copy paths: copy engine and SM kernels,
-// host-to-device and device-to-host, at a few sizes, through the same lanes
+// host-to-device and device-to-host, at a few sizes, through the same streams
 // and latch the probes use. Manual time is the CUDA event time of the copies
 // alone; the host buffer is pinned on device 0's NUMA node. Every iteration is
 // verified (run_latched_trial returns no time for wrong data). Without a
@@ -11,7 +11,7 @@
 #include <span>
 #include <string>
 
-#include "kernels/copy_lane.hpp"
+#include "kernels/copy_stream.hpp"
 #include "kernels/cuda_device.hpp"
 #include "kernels/latch.hpp"
 #include "topology/hwloc_locality.hpp"
@@ -69,21 +69,21 @@ void bm_gpu_copy(benchmark::State& state) {
     state.SkipWithError(buffer.error().message.c_str());
     return;
   }
-  auto lane = pcieval::CopyLane::create(kDevice, TheDirection, TheMethod,
+  auto stream = pcieval::CopyStream::create(kDevice, TheDirection, TheMethod,
                                         std::span<std::byte>(buffer.value().data(), buffer.value().size_bytes()), 1);
   auto latch = pcieval::Latch::create(kDevice, kLatchTimeoutS);
-  if (!lane || !latch) {
-    state.SkipWithError((!lane ? lane.error() : latch.error()).message.c_str());
+  if (!stream || !latch) {
+    state.SkipWithError((!stream ? stream.error() : latch.error()).message.c_str());
     return;
   }
-  pcieval::CopyLane* lanes[] = {&lane.value()};
+  pcieval::CopyStream* streams[] = {&stream.value()};
   for (auto _ : state) {
-    auto timing = pcieval::run_latched_trial(lanes, latch.value());
+    auto timing = pcieval::run_latched_trial(streams, latch.value());
     if (!timing) {
       state.SkipWithError(timing.error().message.c_str());
       return;
     }
-    state.SetIterationTime(timing.value().lane_s[0]);
+    state.SetIterationTime(timing.value().stream_s[0]);
   }
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(bytes));
   state.counters["numa_node"] = buffer.value().numa_node();

@@ -1,7 +1,7 @@
 // Real GPU tests of kernels/: copies verify, the latch releases in time,
 // rates are positive and below a sane ceiling, and corruption is caught.
 // Each test skips, with the reason, where no CUDA device is usable.
-#include "kernels/copy_lane.hpp"
+#include "kernels/copy_stream.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
@@ -56,148 +56,148 @@ T take(Result<T> result) {
   return std::move(result).value();
 }
 
-struct LaneCase {
+struct StreamCase {
   Direction direction;
   CopyMethod method;
 };
 
-class CopyLaneTest : public ::testing::TestWithParam<LaneCase> {};
+class CopyStreamTest : public ::testing::TestWithParam<StreamCase> {};
 
-TEST_P(CopyLaneTest, TrialsVerifyAndRatesAreSane) {
+TEST_P(CopyStreamTest, TrialsVerifyAndRatesAreSane) {
   SKIP_WITHOUT_GPU();
   HostBytes host(kCopyBytes);
-  CopyLane lane = take(CopyLane::create(0, GetParam().direction, GetParam().method, host.span(), 11));
+  CopyStream stream = take(CopyStream::create(0, GetParam().direction, GetParam().method, host.span(), 11));
   Latch latch = take(Latch::create(0, 5.0));
-  CopyLane* lanes[] = {&lane};
+  CopyStream* streams[] = {&stream};
   for (int trial = 0; trial < 3; ++trial) {
-    auto timing = run_latched_trial(lanes, latch);
+    auto timing = run_latched_trial(streams, latch);
     ASSERT_TRUE(timing.ok()) << timing.error().message;
     EXPECT_FALSE(latch.timed_out());
-    ASSERT_EQ(timing->lane_s.size(), 1U);
-    const double gbps = gbps_of(lane.bytes_per_trial(), timing->lane_s[0]);
-    EXPECT_GT(gbps, 0.5) << lane.label();
-    EXPECT_LT(gbps, kSaneCeilingGbps) << lane.label();
-    EXPECT_NEAR(timing->wall_s, timing->lane_s[0], 1e-6) << "one lane: the wall time is its time";
+    ASSERT_EQ(timing->stream_s.size(), 1U);
+    const double gbps = gbps_of(stream.bytes_per_trial(), timing->stream_s[0]);
+    EXPECT_GT(gbps, 0.5) << stream.label();
+    EXPECT_LT(gbps, kSaneCeilingGbps) << stream.label();
+    EXPECT_NEAR(timing->wall_s, timing->stream_s[0], 1e-6) << "one stream: the wall time is its time";
   }
 }
 
-TEST_P(CopyLaneTest, SeveralSmallCopiesPerTrialVerify) {
+TEST_P(CopyStreamTest, SeveralSmallCopiesPerTrialVerify) {
   SKIP_WITHOUT_GPU();
   HostBytes host(kCopyBytes);
-  CopyLane lane = take(CopyLane::create(0, GetParam().direction, GetParam().method, host.span(), 12));
-  ASSERT_TRUE(lane.reshape({4096, 256}).ok());
-  EXPECT_EQ(lane.bytes_per_trial(), 4096U * 256U);
+  CopyStream stream = take(CopyStream::create(0, GetParam().direction, GetParam().method, host.span(), 12));
+  ASSERT_TRUE(stream.reshape({4096, 256}).ok());
+  EXPECT_EQ(stream.bytes_per_trial(), 4096U * 256U);
   Latch latch = take(Latch::create(0, 5.0));
-  CopyLane* lanes[] = {&lane};
-  auto timing = run_latched_trial(lanes, latch);
+  CopyStream* streams[] = {&stream};
+  auto timing = run_latched_trial(streams, latch);
   ASSERT_TRUE(timing.ok()) << timing.error().message;
-  EXPECT_GT(timing->lane_s[0], 0);
+  EXPECT_GT(timing->stream_s[0], 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryPath, CopyLaneTest,
-                         ::testing::Values(LaneCase{Direction::kHostToDevice, CopyMethod::kCopyEngine},
-                                           LaneCase{Direction::kDeviceToHost, CopyMethod::kCopyEngine},
-                                           LaneCase{Direction::kHostToDevice, CopyMethod::kSmKernel},
-                                           LaneCase{Direction::kDeviceToHost, CopyMethod::kSmKernel}),
+INSTANTIATE_TEST_SUITE_P(EveryPath, CopyStreamTest,
+                         ::testing::Values(StreamCase{Direction::kHostToDevice, CopyMethod::kCopyEngine},
+                                           StreamCase{Direction::kDeviceToHost, CopyMethod::kCopyEngine},
+                                           StreamCase{Direction::kHostToDevice, CopyMethod::kSmKernel},
+                                           StreamCase{Direction::kDeviceToHost, CopyMethod::kSmKernel}),
                          [](const auto& info) {
                            return std::string(to_string(info.param.direction)) + "_" +
                                   std::string(to_string(info.param.method));
                          });
 
-TEST(CopyLane, ReshapeRejectsBadShapes) {
+TEST(CopyStream, ReshapeRejectsBadShapes) {
   SKIP_WITHOUT_GPU();
   HostBytes host(1 << 20);
-  CopyLane lane = take(CopyLane::create(0, Direction::kHostToDevice, CopyMethod::kCopyEngine, host.span(), 1));
-  EXPECT_FALSE(lane.reshape({0, 1}).ok());
-  EXPECT_FALSE(lane.reshape({100, 1}).ok()) << "not a multiple of 16";
-  EXPECT_FALSE(lane.reshape({2 << 20, 1}).ok()) << "above the capacity";
-  EXPECT_FALSE(lane.reshape({4096, 0}).ok());
+  CopyStream stream = take(CopyStream::create(0, Direction::kHostToDevice, CopyMethod::kCopyEngine, host.span(), 1));
+  EXPECT_FALSE(stream.reshape({0, 1}).ok());
+  EXPECT_FALSE(stream.reshape({100, 1}).ok()) << "not a multiple of 16";
+  EXPECT_FALSE(stream.reshape({2 << 20, 1}).ok()) << "above the capacity";
+  EXPECT_FALSE(stream.reshape({4096, 0}).ok());
 }
 
-TEST(CopyLane, CorruptedDeviceDestinationIsCaught) {
+TEST(CopyStream, CorruptedDeviceDestinationIsCaught) {
   SKIP_WITHOUT_GPU();
   HostBytes host(kCopyBytes);
-  CopyLane lane = take(CopyLane::create(0, Direction::kHostToDevice, CopyMethod::kCopyEngine, host.span(), 21));
+  CopyStream stream = take(CopyStream::create(0, Direction::kHostToDevice, CopyMethod::kCopyEngine, host.span(), 21));
   Latch latch = take(Latch::create(0, 5.0));
-  CopyLane* lanes[] = {&lane};
-  ASSERT_TRUE(run_latched_trial(lanes, latch).ok());
-  ASSERT_EQ(take(lane.count_destination_mismatches()), 0U);
+  CopyStream* streams[] = {&stream};
+  ASSERT_TRUE(run_latched_trial(streams, latch).ok());
+  ASSERT_EQ(take(stream.count_destination_mismatches()), 0U);
   const std::byte garbage[4] = {std::byte{1}, std::byte{2}, std::byte{3}, std::byte{4}};
-  ASSERT_TRUE(lane.device_buffer().copy_from_host(4096, garbage).ok());
-  EXPECT_EQ(take(lane.count_destination_mismatches()), 1U);
+  ASSERT_TRUE(stream.device_buffer().copy_from_host(4096, garbage).ok());
+  EXPECT_EQ(take(stream.count_destination_mismatches()), 1U);
 }
 
-TEST(CopyLane, CorruptedHostDestinationIsCaught) {
+TEST(CopyStream, CorruptedHostDestinationIsCaught) {
   SKIP_WITHOUT_GPU();
   HostBytes host(kCopyBytes);
-  CopyLane lane = take(CopyLane::create(0, Direction::kDeviceToHost, CopyMethod::kSmKernel, host.span(), 22));
+  CopyStream stream = take(CopyStream::create(0, Direction::kDeviceToHost, CopyMethod::kSmKernel, host.span(), 22));
   Latch latch = take(Latch::create(0, 5.0));
-  CopyLane* lanes[] = {&lane};
-  ASSERT_TRUE(run_latched_trial(lanes, latch).ok());
+  CopyStream* streams[] = {&stream};
+  ASSERT_TRUE(run_latched_trial(streams, latch).ok());
   host.span()[kCopyBytes - 1] ^= std::byte{0x80};
   host.span()[8] ^= std::byte{0x01};
-  EXPECT_EQ(take(lane.count_destination_mismatches()), 2U);
+  EXPECT_EQ(take(stream.count_destination_mismatches()), 2U);
 }
 
-TEST(CopyLane, WrongSourceDataFailsTheTrial) {
+TEST(CopyStream, WrongSourceDataFailsTheTrial) {
   SKIP_WITHOUT_GPU();
   HostBytes host(kCopyBytes);
-  CopyLane lane = take(CopyLane::create(0, Direction::kHostToDevice, CopyMethod::kCopyEngine, host.span(), 23));
-  // The source no longer carries the lane's pattern: every copy now delivers
+  CopyStream stream = take(CopyStream::create(0, Direction::kHostToDevice, CopyMethod::kCopyEngine, host.span(), 23));
+  // The source no longer carries the stream's pattern: every copy now delivers
   // wrong data, and the trial must say so instead of returning a time.
   host.span()[100] ^= std::byte{0xff};
   Latch latch = take(Latch::create(0, 5.0));
-  CopyLane* lanes[] = {&lane};
-  auto timing = run_latched_trial(lanes, latch);
+  CopyStream* streams[] = {&stream};
+  auto timing = run_latched_trial(streams, latch);
   ASSERT_FALSE(timing.ok());
   EXPECT_NE(timing.error().message.find("1 of"), std::string::npos) << timing.error().message;
 }
 
-TEST(CopyLane, BothDirectionsAtOnceAreTimedSeparately) {
+TEST(CopyStream, BothDirectionsAtOnceAreTimedSeparately) {
   SKIP_WITHOUT_GPU();
   HostBytes up(kCopyBytes);
   HostBytes down(kCopyBytes);
-  CopyLane h2d = take(CopyLane::create(0, Direction::kHostToDevice, CopyMethod::kCopyEngine, up.span(), 31));
-  CopyLane d2h = take(CopyLane::create(0, Direction::kDeviceToHost, CopyMethod::kCopyEngine, down.span(), 32));
+  CopyStream h2d = take(CopyStream::create(0, Direction::kHostToDevice, CopyMethod::kCopyEngine, up.span(), 31));
+  CopyStream d2h = take(CopyStream::create(0, Direction::kDeviceToHost, CopyMethod::kCopyEngine, down.span(), 32));
   Latch latch = take(Latch::create(0, 5.0));
-  CopyLane* lanes[] = {&h2d, &d2h};
-  auto timing = run_latched_trial(lanes, latch);
+  CopyStream* streams[] = {&h2d, &d2h};
+  auto timing = run_latched_trial(streams, latch);
   ASSERT_TRUE(timing.ok()) << timing.error().message;
-  ASSERT_EQ(timing->lane_s.size(), 2U);
-  for (double seconds : timing->lane_s) {
+  ASSERT_EQ(timing->stream_s.size(), 2U);
+  for (double seconds : timing->stream_s) {
     EXPECT_GT(seconds, 0);
-    EXPECT_GE(timing->wall_s, seconds - 1e-6) << "the wall time covers every lane";
+    EXPECT_GE(timing->wall_s, seconds - 1e-6) << "the wall time covers every stream";
     EXPECT_LT(gbps_of(kCopyBytes, seconds), kSaneCeilingGbps);
   }
 }
 
-TEST(CopyLane, EveryGpuAtOnce) {
+TEST(CopyStream, EveryGpuAtOnce) {
   SKIP_WITHOUT_GPU();
   const int count = cuda_device_count().value();
   if (count < 2) GTEST_SKIP() << "needs two CUDA devices, this machine has " << count;
   std::vector<std::unique_ptr<HostBytes>> hosts;
-  std::vector<CopyLane> lanes;
+  std::vector<CopyStream> streams;
   for (int ordinal = 0; ordinal < count; ++ordinal) {
     hosts.push_back(std::make_unique<HostBytes>(kCopyBytes));
-    lanes.push_back(take(CopyLane::create(ordinal, Direction::kHostToDevice, CopyMethod::kCopyEngine,
+    streams.push_back(take(CopyStream::create(ordinal, Direction::kHostToDevice, CopyMethod::kCopyEngine,
                                           hosts.back()->span(), static_cast<std::uint32_t>(40 + ordinal))));
   }
-  std::vector<CopyLane*> pointers;
-  pointers.reserve(lanes.size());
-  for (CopyLane& lane : lanes) pointers.push_back(&lane);
+  std::vector<CopyStream*> pointers;
+  pointers.reserve(streams.size());
+  for (CopyStream& stream : streams) pointers.push_back(&stream);
   Latch latch = take(Latch::create(0, 5.0));
   auto timing = run_latched_trial(pointers, latch);
   ASSERT_TRUE(timing.ok()) << timing.error().message;
-  for (double seconds : timing->lane_s) EXPECT_GE(timing->wall_s, seconds - 1e-6);
+  for (double seconds : timing->stream_s) EXPECT_GE(timing->wall_s, seconds - 1e-6);
 }
 
-TEST(PageableLane, BothDirectionsVerify) {
+TEST(PageableCopyStream, BothDirectionsVerify) {
   SKIP_WITHOUT_GPU();
   for (Direction direction : {Direction::kHostToDevice, Direction::kDeviceToHost}) {
     HostBytes host(kCopyBytes);
-    PageableLane lane = take(PageableLane::create(0, direction, host.span(), 51));
+    PageableCopyStream stream = take(PageableCopyStream::create(0, direction, host.span(), 51));
     for (int trial = 0; trial < 2; ++trial) {
-      auto seconds = lane.run_trial();
+      auto seconds = stream.run_trial();
       ASSERT_TRUE(seconds.ok()) << seconds.error().message;
       EXPECT_GT(seconds.value(), 0);
       EXPECT_LT(gbps_of(kCopyBytes, seconds.value()), kSaneCeilingGbps);

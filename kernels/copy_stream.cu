@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "kernels/blocking_call.hpp"
-#include "kernels/copy_lane.hpp"
+#include "kernels/copy_stream.hpp"
 #include "kernels/cuda_check.cuh"
 #include "kernels/cuda_device.hpp"
 #include "kernels/kernels.cuh"
@@ -17,9 +17,9 @@
 namespace pcieval {
 namespace {
 
-Status check_lane_arguments(Direction direction, std::span<std::byte> host) {
+Status check_stream_arguments(Direction direction, std::span<std::byte> host) {
   if (direction != Direction::kHostToDevice && direction != Direction::kDeviceToHost) {
-    return make_error("a GPU copy lane moves host-to-device or device-to-host, not " +
+    return make_error("a GPU copy stream moves host-to-device or device-to-host, not " +
                       std::string(to_string(direction)));
   }
   if (host.empty() || host.size() % kPatternGranuleBytes != 0) {
@@ -32,7 +32,7 @@ Status check_lane_arguments(Direction direction, std::span<std::byte> host) {
   return ok_status();
 }
 
-std::string lane_label(int ordinal, Direction direction, CopyMethod method) {
+std::string stream_label(int ordinal, Direction direction, CopyMethod method) {
   return "cuda " + std::to_string(ordinal) + " " + std::string(to_string(direction)) + " " +
          std::string(to_string(method));
 }
@@ -42,29 +42,29 @@ Error mismatch_error(const std::string& label, std::uint64_t mismatches, std::si
                     " 32-bit words of the destination differ from the source after the copy");
 }
 
-// Waits for every lane's stream and opens the latch on the way out of a
+// Waits for every stream's stream and opens the latch on the way out of a
 // trial, whatever happened: no spin kernel or copy outlives the trial, except
 // on a device that missed its deadline (retired: nothing waits for it again).
 class TrialCleanup {
  public:
-  TrialCleanup(std::span<CopyLane* const> lanes, Latch& latch, const PollPolicy& policy)
-      : lanes_(lanes), latch_(latch), policy_(policy) {}
+  TrialCleanup(std::span<CopyStream* const> streams, Latch& latch, const PollPolicy& policy)
+      : streams_(streams), latch_(latch), policy_(policy) {}
   TrialCleanup(const TrialCleanup&) = delete;
   TrialCleanup& operator=(const TrialCleanup&) = delete;
   ~TrialCleanup() {
     latch_.release();
-    for (CopyLane* lane : lanes_) {
-      if (!lane->abandoned()) static_cast<void>(lane->stream().synchronize(policy_));
+    for (CopyStream* stream : streams_) {
+      if (!stream->abandoned()) static_cast<void>(stream->stream().synchronize(policy_));
     }
   }
 
  private:
-  std::span<CopyLane* const> lanes_;
+  std::span<CopyStream* const> streams_;
   Latch& latch_;
   PollPolicy policy_;
 };
 
-// What a lane's timed work is called in a timeout's message.
+// What a stream's timed work is called in a timeout's message.
 std::string operation_name(Direction direction, CopyMethod method) {
   return std::string(method == CopyMethod::kCopyEngine ? "cudaMemcpyAsync " : "SM copy kernel ") +
          std::string(to_string(direction));
@@ -91,13 +91,13 @@ constexpr double kPageableThreadGraceS = 1.0;
 
 }  // namespace
 
-// --- CopyLane
+// --- CopyStream
 
-Result<CopyLane> CopyLane::create(int ordinal, Direction direction, CopyMethod method, std::span<std::byte> host,
+Result<CopyStream> CopyStream::create(int ordinal, Direction direction, CopyMethod method, std::span<std::byte> host,
                                   std::uint32_t seed) {
-  PCIEVAL_TRY_STATUS(check_lane_arguments(direction, host));
+  PCIEVAL_TRY_STATUS(check_stream_arguments(direction, host));
   if (method != CopyMethod::kCopyEngine && method != CopyMethod::kSmKernel) {
-    return make_error("a GPU copy lane copies with the copy engine or SM kernels, not " +
+    return make_error("a GPU copy stream copies with the copy engine or SM kernels, not " +
                       std::string(to_string(method)));
   }
   PCIEVAL_TRY_STATUS(preload_kernels(ordinal));
@@ -111,27 +111,27 @@ Result<CopyLane> CopyLane::create(int ordinal, Direction direction, CopyMethod m
   PCIEVAL_ASSIGN_OR_RETURN(DeviceBuffer counter, DeviceBuffer::allocate(ordinal, sizeof(unsigned long long)));
   PCIEVAL_ASSIGN_OR_RETURN(PinnedHostBuffer readback, PinnedHostBuffer::allocate(ordinal, sizeof(unsigned long long)));
   PCIEVAL_ASSIGN_OR_RETURN(int blocks, detail::saturating_blocks(ordinal));
-  CopyLane lane(direction, method, seed, std::move(stream), std::move(events), std::move(registration),
+  CopyStream created(direction, method, seed, std::move(stream), std::move(events), std::move(registration),
                 std::move(device), std::move(counter), std::move(readback), host_device_pointer, blocks);
   // The whole capacity carries the pattern, whatever shape comes later.
-  PCIEVAL_TRY_STATUS(detail::launch_fill_pattern(lane.stream_.handle(), blocks, lane.kernel_view_of_source(),
-                                                 lane.capacity_bytes(), seed));
-  PCIEVAL_TRY_STATUS(lane.stream_.synchronize());
-  return Result<CopyLane>(std::move(lane));
+  PCIEVAL_TRY_STATUS(detail::launch_fill_pattern(created.stream_.handle(), blocks, created.kernel_view_of_source(),
+                                                 created.capacity_bytes(), seed));
+  PCIEVAL_TRY_STATUS(created.stream_.synchronize());
+  return Result<CopyStream>(std::move(created));
 }
 
-CopyLane::~CopyLane() {
+CopyStream::~CopyStream() {
   if (stream_.handle() != nullptr && !abandoned()) static_cast<void>(stream_.synchronize());
 }
 
-bool CopyLane::abandoned() const { return cuda_device_retired(ordinal()); }
+bool CopyStream::abandoned() const { return cuda_device_retired(ordinal()); }
 
-Status CopyLane::reshape(CopyShape shape) {
+Status CopyStream::reshape(CopyShape shape) {
   if (shape.size_bytes == 0 || shape.size_bytes % kPatternGranuleBytes != 0) {
     return make_error("a copy size must be a non-zero multiple of 16 bytes, got " + std::to_string(shape.size_bytes));
   }
   if (shape.size_bytes > capacity_bytes()) {
-    return make_error("a copy of " + std::to_string(shape.size_bytes) + " bytes exceeds the lane's " +
+    return make_error("a copy of " + std::to_string(shape.size_bytes) + " bytes exceeds the stream's " +
                       std::to_string(capacity_bytes()) + " bytes");
   }
   if (shape.copies < 1) return make_error("a trial needs at least one copy, got " + std::to_string(shape.copies));
@@ -139,36 +139,36 @@ Status CopyLane::reshape(CopyShape shape) {
   return ok_status();
 }
 
-std::uint64_t CopyLane::bytes_per_trial() const {
+std::uint64_t CopyStream::bytes_per_trial() const {
   return static_cast<std::uint64_t>(shape_.size_bytes) * static_cast<std::uint64_t>(shape_.copies);
 }
 
-std::string CopyLane::label() const { return lane_label(ordinal(), direction_, method_); }
+std::string CopyStream::label() const { return stream_label(ordinal(), direction_, method_); }
 
-const std::byte* CopyLane::copy_source() const {
+const std::byte* CopyStream::copy_source() const {
   if (direction_ == Direction::kDeviceToHost) return device_.data();
   return method_ == CopyMethod::kSmKernel ? host_device_pointer_ : registration_.host().data();
 }
 
-std::byte* CopyLane::copy_destination() const {
+std::byte* CopyStream::copy_destination() const {
   if (direction_ == Direction::kHostToDevice) return device_.data();
   return method_ == CopyMethod::kSmKernel ? host_device_pointer_ : registration_.host().data();
 }
 
-std::byte* CopyLane::kernel_view_of_source() const {
+std::byte* CopyStream::kernel_view_of_source() const {
   return direction_ == Direction::kHostToDevice ? host_device_pointer_ : device_.data();
 }
 
-std::byte* CopyLane::kernel_view_of_destination() const {
+std::byte* CopyStream::kernel_view_of_destination() const {
   return direction_ == Direction::kHostToDevice ? device_.data() : host_device_pointer_;
 }
 
-Status CopyLane::prepare_destination() {
+Status CopyStream::prepare_destination() {
   PCIEVAL_TRY_STATUS(detail::use_device(ordinal()));
   return detail::launch_poison(stream_.handle(), grid_blocks_, kernel_view_of_destination(), shape_.size_bytes);
 }
 
-Status CopyLane::enqueue(Latch& latch) {
+Status CopyStream::enqueue(Latch& latch) {
   PCIEVAL_TRY_STATUS(latch.hold(stream_));
   PCIEVAL_TRY_STATUS(events_.record_start(stream_));
   const cudaMemcpyKind kind = direction_ == Direction::kHostToDevice ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
@@ -183,53 +183,53 @@ Status CopyLane::enqueue(Latch& latch) {
   return events_.record_end(stream_);
 }
 
-Result<double> CopyLane::elapsed_s(const PollPolicy& policy) const {
+Result<double> CopyStream::elapsed_s(const PollPolicy& policy) const {
   return events_.elapsed_s(policy, operation_name(direction_, method_));
 }
 
-Result<std::uint64_t> CopyLane::count_destination_mismatches() const {
+Result<std::uint64_t> CopyStream::count_destination_mismatches() const {
   return detail::count_mismatches_with(stream_, grid_blocks_, kernel_view_of_destination(), shape_.size_bytes, seed_,
                                        counter_, readback_);
 }
 
 // --- run_latched_trial
 
-Result<TrialTiming> run_latched_trial(std::span<CopyLane* const> lanes, Latch& latch, double operation_timeout_s) {
-  if (lanes.empty()) return make_error("a trial needs at least one copy lane");
+Result<TrialTiming> run_latched_trial(std::span<CopyStream* const> streams, Latch& latch, double operation_timeout_s) {
+  if (streams.empty()) return make_error("a trial needs at least one copy stream");
   std::uint64_t trial_bytes = 0;
-  for (const CopyLane* lane : lanes) trial_bytes += lane->bytes_per_trial();
+  for (const CopyStream* stream : streams) trial_bytes += stream->bytes_per_trial();
   const double deadline_s = copy_deadline_s(trial_bytes, latch.timeout_s(), operation_timeout_s);
   const auto started = std::chrono::steady_clock::now();
-  // Each wait gets what is left of the one deadline, so a trial of many lanes
-  // still gives up within it; never less than a poll, so a lane already done
+  // Each wait gets what is left of the one deadline, so a trial of many streams
+  // still gives up within it; never less than a poll, so a stream already done
   // is still seen as done.
   const auto remaining = [&] {
     return PollPolicy{std::max(deadline_s - seconds_since(started), 1e-3), kDefaultPollInterval};
   };
   TrialTiming timing;
   {
-    TrialCleanup cleanup(lanes, latch, PollPolicy{deadline_s, kDefaultPollInterval});
-    for (CopyLane* lane : lanes) {
-      if (auto status = lane->prepare_destination(); !status) {
-        return make_error(lane->label() + ": " + status.error().message);
+    TrialCleanup cleanup(streams, latch, PollPolicy{deadline_s, kDefaultPollInterval});
+    for (CopyStream* stream : streams) {
+      if (auto status = stream->prepare_destination(); !status) {
+        return make_error(stream->label() + ": " + status.error().message);
       }
     }
-    for (CopyLane* lane : lanes) {
-      if (auto status = lane->stream().synchronize(remaining()); !status) {
-        return make_error(lane->label() + ": " + status.error().message);
+    for (CopyStream* stream : streams) {
+      if (auto status = stream->stream().synchronize(remaining()); !status) {
+        return make_error(stream->label() + ": " + status.error().message);
       }
     }
     latch.arm();
-    for (CopyLane* lane : lanes) {
-      if (auto status = lane->enqueue(latch); !status) {
-        return make_error(lane->label() + ": " + status.error().message);
+    for (CopyStream* stream : streams) {
+      if (auto status = stream->enqueue(latch); !status) {
+        return make_error(stream->label() + ": " + status.error().message);
       }
     }
     latch.release();
-    for (CopyLane* lane : lanes) {
-      auto seconds = lane->elapsed_s(remaining());
-      if (!seconds) return make_error(lane->label() + ": " + seconds.error().message);
-      timing.lane_s.push_back(seconds.value());
+    for (CopyStream* stream : streams) {
+      auto seconds = stream->elapsed_s(remaining());
+      if (!seconds) return make_error(stream->label() + ": " + seconds.error().message);
+      timing.stream_s.push_back(seconds.value());
     }
   }
   // Every stream is idle here, so the spin kernels have written their flag.
@@ -238,39 +238,39 @@ Result<TrialTiming> run_latched_trial(std::span<CopyLane* const> lanes, Latch& l
                       " s before every copy of the trial was queued, so the copies started early and their time "
                       "includes queueing; the trial is not reported");
   }
-  for (CopyLane* lane : lanes) {
-    auto mismatches = lane->count_destination_mismatches();
-    if (!mismatches) return make_error(lane->label() + ": verification: " + mismatches.error().message);
+  for (CopyStream* stream : streams) {
+    auto mismatches = stream->count_destination_mismatches();
+    if (!mismatches) return make_error(stream->label() + ": verification: " + mismatches.error().message);
     if (mismatches.value() != 0) {
-      return mismatch_error(lane->label(), mismatches.value(), lane->shape().size_bytes);
+      return mismatch_error(stream->label(), mismatches.value(), stream->shape().size_bytes);
     }
   }
 
   // Wall time: per device, from its earliest start to its latest end on its
   // own event clock; across devices, the longest (see TrialTiming::wall_s).
-  std::vector<bool> done(lanes.size(), false);
-  for (std::size_t first = 0; first < lanes.size(); ++first) {
+  std::vector<bool> done(streams.size(), false);
+  for (std::size_t first = 0; first < streams.size(); ++first) {
     if (done[first]) continue;
     double earliest_start_s = 0;
-    double latest_end_s = timing.lane_s[first];
-    for (std::size_t other = first; other < lanes.size(); ++other) {
-      if (lanes[other]->ordinal() != lanes[first]->ordinal()) continue;
+    double latest_end_s = timing.stream_s[first];
+    for (std::size_t other = first; other < streams.size(); ++other) {
+      if (streams[other]->ordinal() != streams[first]->ordinal()) continue;
       done[other] = true;
-      auto offset_s = lanes[first]->events().start_to_start_s(lanes[other]->events(), remaining());
-      if (!offset_s) return make_error(lanes[other]->label() + ": " + offset_s.error().message);
+      auto offset_s = streams[first]->events().start_to_start_s(streams[other]->events(), remaining());
+      if (!offset_s) return make_error(streams[other]->label() + ": " + offset_s.error().message);
       earliest_start_s = std::min(earliest_start_s, offset_s.value());
-      latest_end_s = std::max(latest_end_s, offset_s.value() + timing.lane_s[other]);
+      latest_end_s = std::max(latest_end_s, offset_s.value() + timing.stream_s[other]);
     }
     timing.wall_s = std::max(timing.wall_s, latest_end_s - earliest_start_s);
   }
   return timing;
 }
 
-// --- PageableLane
+// --- PageableCopyStream
 
-Result<PageableLane> PageableLane::create(int ordinal, Direction direction, std::span<std::byte> host,
+Result<PageableCopyStream> PageableCopyStream::create(int ordinal, Direction direction, std::span<std::byte> host,
                                           std::uint32_t seed) {
-  PCIEVAL_TRY_STATUS(check_lane_arguments(direction, host));
+  PCIEVAL_TRY_STATUS(check_stream_arguments(direction, host));
   PCIEVAL_TRY_STATUS(preload_kernels(ordinal));
   PCIEVAL_ASSIGN_OR_RETURN(Stream stream, Stream::create(ordinal));
   PCIEVAL_ASSIGN_OR_RETURN(DeviceBuffer device, DeviceBuffer::allocate(ordinal, host.size()));
@@ -283,17 +283,17 @@ Result<PageableLane> PageableLane::create(int ordinal, Direction direction, std:
     PCIEVAL_TRY_STATUS(detail::launch_fill_pattern(stream.handle(), blocks, device.data(), device.size_bytes(), seed));
     PCIEVAL_TRY_STATUS(stream.synchronize());
   }
-  return PageableLane(direction, seed, host, std::move(stream), std::move(device), std::move(counter),
+  return PageableCopyStream(direction, seed, host, std::move(stream), std::move(device), std::move(counter),
                       std::move(readback));
 }
 
-std::string PageableLane::label() const {
-  return lane_label(ordinal(), direction_, CopyMethod::kCopyEngine) + " pageable";
+std::string PageableCopyStream::label() const {
+  return stream_label(ordinal(), direction_, CopyMethod::kCopyEngine) + " pageable";
 }
 
-bool PageableLane::abandoned() const { return cuda_device_retired(ordinal()); }
+bool PageableCopyStream::abandoned() const { return cuda_device_retired(ordinal()); }
 
-Result<double> PageableLane::run_trial() {
+Result<double> PageableCopyStream::run_trial() {
   PCIEVAL_TRY_STATUS(detail::use_device(ordinal()));
   PCIEVAL_ASSIGN_OR_RETURN(int blocks, detail::saturating_blocks(ordinal()));
   const bool to_device = direction_ == Direction::kHostToDevice;
@@ -304,7 +304,7 @@ Result<double> PageableLane::run_trial() {
     poison_host(host_);
   }
 
-  // On the lane's own stream, which nothing else uses: the copy then waits
+  // On the stream's own stream, which nothing else uses: the copy then waits
   // for nothing but itself, as cudaMemcpy on an idle device would, and can be
   // waited for with a deadline instead of cudaDeviceSynchronize.
   const cudaMemcpyKind kind = to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;

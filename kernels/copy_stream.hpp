@@ -1,16 +1,16 @@
 // Timed copies between host and device: the operations bench/ builds its GPU
 // probes from.
 //
-// A CopyLane is one GPU copying in one direction by one method, with its own
+// A CopyStream is one GPU copying in one direction by one method, with its own
 // stream and event pair. run_latched_trial runs one trial over any set of
-// lanes at once (one GPU one way; both directions of one GPU; every GPU of a
-// group): every lane's copies are queued behind one latch, the latch is
-// opened, each lane is timed by its own events, and every lane's destination
+// streams at once (one GPU one way; both directions of one GPU; every GPU of a
+// group): every stream's copies are queued behind one latch, the latch is
+// opened, each stream is timed by its own events, and every stream's destination
 // is verified after the timed region. A trial that does not verify, whose
 // latch timed out, or in which any CUDA call failed returns an error, never a
 // time. No wait blocks for ever: every one polls with a deadline
 // (deadline_wait.hpp), and a device whose work misses it is retired
-// (retired_devices.hpp); its lanes then leak their resources rather than
+// (retired_devices.hpp); its streams then leak their resources rather than
 // free them under a device that may still be copying.
 #pragma once
 
@@ -29,7 +29,7 @@
 
 namespace pcieval {
 
-// One trial of a lane: `copies` back-to-back copies of `size_bytes` each, all
+// One trial of a stream: `copies` back-to-back copies of `size_bytes` each, all
 // from the start of the source to the start of the destination. Several copies
 // per trial keep a trial of a small size long enough to time.
 struct CopyShape {
@@ -37,29 +37,29 @@ struct CopyShape {
   int copies = 1;
 };
 
-class CopyLane {
+class CopyStream {
  public:
-  // A lane of device `ordinal` in `direction` (kHostToDevice or
+  // A stream of device `ordinal` in `direction` (kHostToDevice or
   // kDeviceToHost) by `method` (kCopyEngine: cudaMemcpyAsync; kSmKernel: a
   // grid-stride kernel loading and storing 16 bytes per thread over mapped
-  // host memory, with enough blocks to fill every SM). The lane registers
+  // host memory, with enough blocks to fill every SM). The stream registers
   // `host` (mapped, pinned where its pages already are), allocates a device
   // buffer of the same size, fills the source with the pattern for `seed`,
   // preloads the kernels, and takes the shape {host.size(), 1}.
-  // REQUIRES: `host` outlives the lane, is 16-byte aligned (page-aligned is
+  // REQUIRES: `host` outlives the stream, is 16-byte aligned (page-aligned is
   // best), its size is a non-zero multiple of kPatternGranuleBytes, and no
   // other registration covers it.
-  [[nodiscard]] static Result<CopyLane> create(int ordinal, Direction direction, CopyMethod method,
+  [[nodiscard]] static Result<CopyStream> create(int ordinal, Direction direction, CopyMethod method,
                                                std::span<std::byte> host, std::uint32_t seed);
 
-  CopyLane(const CopyLane&) = delete;
-  CopyLane& operator=(const CopyLane&) = delete;
-  CopyLane(CopyLane&&) noexcept = default;
-  CopyLane& operator=(CopyLane&&) noexcept = default;
-  // Waits for the lane's stream first (with a deadline), so no copy is in
+  CopyStream(const CopyStream&) = delete;
+  CopyStream& operator=(const CopyStream&) = delete;
+  CopyStream(CopyStream&&) noexcept = default;
+  CopyStream& operator=(CopyStream&&) noexcept = default;
+  // Waits for the stream's stream first (with a deadline), so no copy is in
   // flight when its buffers are freed and its host range unregistered. On a
   // retired device it waits for nothing and releases nothing.
-  ~CopyLane();
+  ~CopyStream();
 
   // Changes the shape of the following trials. Error: a size of zero, not a
   // multiple of 16, or above the capacity; fewer than one copy.
@@ -72,13 +72,13 @@ class CopyLane {
   [[nodiscard]] std::size_t capacity_bytes() const { return device_.size_bytes(); }
   // shape().size_bytes * shape().copies.
   [[nodiscard]] std::uint64_t bytes_per_trial() const;
-  // "cuda 2 h2d sm": how errors of this lane name it.
+  // "cuda 2 h2d sm": how errors of this stream name it.
   [[nodiscard]] std::string label() const;
 
   // The steps of a trial, in the order run_latched_trial calls them.
   // Queues the poisoning of the destination (untimed). The caller waits for
-  // it before holding any lane: a poison kernel still running when the latch
-  // opens would delay this lane's start and load the link under the others.
+  // it before holding any stream: a poison kernel still running when the latch
+  // opens would delay this stream's start and load the link under the others.
   [[nodiscard]] Status prepare_destination();
   // Queues: hold on the latch, start event, the copies, end event. Nothing
   // waits.
@@ -88,7 +88,7 @@ class CopyLane {
   // the operation ("cudaMemcpyAsync h2d did not complete within 30 s on
   // 0000:17:00.0; ...") and retires the device.
   [[nodiscard]] Result<double> elapsed_s(const PollPolicy& policy = {}) const;
-  // Whether the lane's device was retired: its resources are leaked, and so
+  // Whether the stream's device was retired: its resources are leaked, and so
   // must be its host range (the registration stays).
   [[nodiscard]] bool abandoned() const;
   // Waits for the stream and returns how many 32-bit words of the destination
@@ -102,7 +102,7 @@ class CopyLane {
   [[nodiscard]] const EventPair& events() const { return events_; }
 
  private:
-  CopyLane(Direction direction, CopyMethod method, std::uint32_t seed, Stream stream, EventPair events,
+  CopyStream(Direction direction, CopyMethod method, std::uint32_t seed, Stream stream, EventPair events,
            HostRegistration registration, DeviceBuffer device, DeviceBuffer counter, PinnedHostBuffer readback,
            std::byte* host_device_pointer, int grid_blocks)
       : direction_(direction),
@@ -142,34 +142,34 @@ class CopyLane {
 
 // One trial's times.
 struct TrialTiming {
-  // Each lane's own time, first copy's start to last copy's end (its events),
-  // in the order of the lanes.
-  std::vector<double> lane_s;
-  // From the earliest start to the latest end over every lane. Lanes of one
+  // Each stream's own time, first copy's start to last copy's end (its events),
+  // in the order of the streams.
+  std::vector<double> stream_s;
+  // From the earliest start to the latest end over every stream. Streams of one
   // device are compared on that device's event clock. Events of two devices
   // share no clock, so across devices this is the longest device's span:
-  // every lane starts when the one latch opens, and the devices see it open
+  // every stream starts when the one latch opens, and the devices see it open
   // within the latch's polling latency (about a microsecond over PCIe), which
   // is the error of this number.
   double wall_s = 0;
 };
 
-// Runs one trial over every lane at once: arms the latch, queues every lane
-// behind it, releases it, waits for every lane, then checks that no spin
+// Runs one trial over every stream at once: arms the latch, queues every stream
+// behind it, releases it, waits for every stream, then checks that no spin
 // kernel timed out and that every destination matches the pattern. Errors
-// name the lane. On an error the latch is still released and every stream
-// waited for, so the lanes can be used (or destroyed) safely.
+// name the stream. On an error the latch is still released and every stream
+// waited for, so the streams can be used (or destroyed) safely.
 // Every wait of the trial shares one deadline: copy_deadline_s of the trial's
-// bytes over all lanes, the latch's timeout and `operation_timeout_s`. A lane
+// bytes over all streams, the latch's timeout and `operation_timeout_s`. A stream
 // still copying then is an error naming it and its operation, and its device
-// is retired; the streams of the other lanes are still waited for.
-// REQUIRES: !lanes.empty().
-[[nodiscard]] Result<TrialTiming> run_latched_trial(std::span<CopyLane* const> lanes, Latch& latch,
+// is retired; the streams of the other streams are still waited for.
+// REQUIRES: !streams.empty().
+[[nodiscard]] Result<TrialTiming> run_latched_trial(std::span<CopyStream* const> streams, Latch& latch,
                                                     double operation_timeout_s = kDefaultOperationTimeoutS);
 
 // A copy through pageable memory: plain host memory that CUDA did not
 // register, which the driver stages through its own pinned buffers. Timed on
-// the host clock around the copy and a wait for the lane's stream (events
+// the host clock around the copy and a wait for the stream's stream (events
 // cannot time a synchronous copy, and a pageable copy may return before its
 // last DMA ends); the wait polls without sleeping, so the host clock stops
 // when the copy ends. A pageable cudaMemcpyAsync blocks the host thread while
@@ -179,25 +179,25 @@ struct TrialTiming {
 // the host range, so its owner must keep it (abandoned()). Verified after
 // each trial: on the device for host-to-device, on the host for
 // device-to-host.
-class PageableLane {
+class PageableCopyStream {
  public:
-  // REQUIRES: as CopyLane::create, except that `host` is not registered.
-  [[nodiscard]] static Result<PageableLane> create(int ordinal, Direction direction, std::span<std::byte> host,
+  // REQUIRES: as CopyStream::create, except that `host` is not registered.
+  [[nodiscard]] static Result<PageableCopyStream> create(int ordinal, Direction direction, std::span<std::byte> host,
                                                    std::uint32_t seed);
 
-  PageableLane(const PageableLane&) = delete;
-  PageableLane& operator=(const PageableLane&) = delete;
-  PageableLane(PageableLane&&) noexcept = default;
-  PageableLane& operator=(PageableLane&&) noexcept = default;
+  PageableCopyStream(const PageableCopyStream&) = delete;
+  PageableCopyStream& operator=(const PageableCopyStream&) = delete;
+  PageableCopyStream(PageableCopyStream&&) noexcept = default;
+  PageableCopyStream& operator=(PageableCopyStream&&) noexcept = default;
   // run_trial waits for its work: nothing is in flight between calls, except
   // on a retired device, whose resources the members then leak.
-  ~PageableLane() = default;
+  ~PageableCopyStream() = default;
 
   [[nodiscard]] int ordinal() const { return stream_.ordinal(); }
   [[nodiscard]] Direction direction() const { return direction_; }
   [[nodiscard]] std::uint64_t bytes_per_trial() const { return host_.size(); }
   [[nodiscard]] std::string label() const;
-  // Whether the lane's device was retired: a copy given up at its deadline
+  // Whether the stream's device was retired: a copy given up at its deadline
   // may still read or write the host range, so the range must be neither
   // freed nor reused.
   [[nodiscard]] bool abandoned() const;
@@ -207,7 +207,7 @@ class PageableLane {
   [[nodiscard]] Result<double> run_trial();
 
  private:
-  PageableLane(Direction direction, std::uint32_t seed, std::span<std::byte> host, Stream stream, DeviceBuffer device,
+  PageableCopyStream(Direction direction, std::uint32_t seed, std::span<std::byte> host, Stream stream, DeviceBuffer device,
                DeviceBuffer counter, PinnedHostBuffer readback)
       : direction_(direction),
         seed_(seed),
