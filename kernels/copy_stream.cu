@@ -94,7 +94,7 @@ constexpr double kPageableThreadGraceS = 1.0;
 // --- CopyStream
 
 Result<CopyStream> CopyStream::create(int ordinal, Direction direction, CopyMethod method, std::span<std::byte> host,
-                                  std::uint32_t seed) {
+                                      std::uint32_t seed) {
   PCIEVAL_TRY_STATUS(check_stream_arguments(direction, host));
   if (method != CopyMethod::kCopyEngine && method != CopyMethod::kSmKernel) {
     return make_error("a GPU copy stream copies with the copy engine or SM kernels, not " +
@@ -112,7 +112,7 @@ Result<CopyStream> CopyStream::create(int ordinal, Direction direction, CopyMeth
   PCIEVAL_ASSIGN_OR_RETURN(PinnedHostBuffer readback, PinnedHostBuffer::allocate(ordinal, sizeof(unsigned long long)));
   PCIEVAL_ASSIGN_OR_RETURN(int blocks, detail::saturating_blocks(ordinal));
   CopyStream created(direction, method, seed, std::move(stream), std::move(events), std::move(registration),
-                std::move(device), std::move(counter), std::move(readback), host_device_pointer, blocks);
+                     std::move(device), std::move(counter), std::move(readback), host_device_pointer, blocks);
   // The whole capacity carries the pattern, whatever shape comes later.
   PCIEVAL_TRY_STATUS(detail::launch_fill_pattern(created.stream_.handle(), blocks, created.kernel_view_of_source(),
                                                  created.capacity_bytes(), seed));
@@ -269,7 +269,7 @@ Result<TrialTiming> run_latched_trial(std::span<CopyStream* const> streams, Latc
 // --- PageableCopyStream
 
 Result<PageableCopyStream> PageableCopyStream::create(int ordinal, Direction direction, std::span<std::byte> host,
-                                          std::uint32_t seed) {
+                                                      std::uint32_t seed) {
   PCIEVAL_TRY_STATUS(check_stream_arguments(direction, host));
   PCIEVAL_TRY_STATUS(preload_kernels(ordinal));
   PCIEVAL_ASSIGN_OR_RETURN(Stream stream, Stream::create(ordinal));
@@ -284,7 +284,7 @@ Result<PageableCopyStream> PageableCopyStream::create(int ordinal, Direction dir
     PCIEVAL_TRY_STATUS(stream.synchronize());
   }
   return PageableCopyStream(direction, seed, host, std::move(stream), std::move(device), std::move(counter),
-                      std::move(readback));
+                            std::move(readback));
 }
 
 std::string PageableCopyStream::label() const {

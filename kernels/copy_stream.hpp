@@ -50,7 +50,7 @@ class CopyStream {
   // best), its size is a non-zero multiple of kPatternGranuleBytes, and no
   // other registration covers it.
   [[nodiscard]] static Result<CopyStream> create(int ordinal, Direction direction, CopyMethod method,
-                                               std::span<std::byte> host, std::uint32_t seed);
+                                                 std::span<std::byte> host, std::uint32_t seed);
 
   CopyStream(const CopyStream&) = delete;
   CopyStream& operator=(const CopyStream&) = delete;
@@ -103,8 +103,8 @@ class CopyStream {
 
  private:
   CopyStream(Direction direction, CopyMethod method, std::uint32_t seed, Stream stream, EventPair events,
-           HostRegistration registration, DeviceBuffer device, DeviceBuffer counter, PinnedHostBuffer readback,
-           std::byte* host_device_pointer, int grid_blocks)
+             HostRegistration registration, DeviceBuffer device, DeviceBuffer counter, PinnedHostBuffer readback,
+             std::byte* host_device_pointer, int grid_blocks)
       : direction_(direction),
         method_(method),
         seed_(seed),
@@ -183,7 +183,7 @@ class PageableCopyStream {
  public:
   // REQUIRES: as CopyStream::create, except that `host` is not registered.
   [[nodiscard]] static Result<PageableCopyStream> create(int ordinal, Direction direction, std::span<std::byte> host,
-                                                   std::uint32_t seed);
+                                                         std::uint32_t seed);
 
   PageableCopyStream(const PageableCopyStream&) = delete;
   PageableCopyStream& operator=(const PageableCopyStream&) = delete;
@@ -207,8 +207,8 @@ class PageableCopyStream {
   [[nodiscard]] Result<double> run_trial();
 
  private:
-  PageableCopyStream(Direction direction, std::uint32_t seed, std::span<std::byte> host, Stream stream, DeviceBuffer device,
-               DeviceBuffer counter, PinnedHostBuffer readback)
+  PageableCopyStream(Direction direction, std::uint32_t seed, std::span<std::byte> host, Stream stream,
+                     DeviceBuffer device, DeviceBuffer counter, PinnedHostBuffer readback)
       : direction_(direction),
         seed_(seed),
         host_(host),

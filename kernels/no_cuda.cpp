@@ -145,7 +145,7 @@ Result<std::uint64_t> count_mismatches_device(const Stream& /*stream*/, const st
 // --- CopyStream
 
 Result<CopyStream> CopyStream::create(int /*ordinal*/, Direction /*direction*/, CopyMethod /*method*/,
-                                  std::span<std::byte> /*host*/, std::uint32_t /*seed*/) {
+                                      std::span<std::byte> /*host*/, std::uint32_t /*seed*/) {
   return no_cuda();
 }
 CopyStream::~CopyStream() {}  // nothing was acquired
@@ -169,8 +169,8 @@ Result<TrialTiming> run_latched_trial(std::span<CopyStream* const> /*streams*/, 
 
 // --- PageableCopyStream
 
-Result<PageableCopyStream> PageableCopyStream::create(int /*ordinal*/, Direction /*direction*/, std::span<std::byte> /*host*/,
-                                          std::uint32_t /*seed*/) {
+Result<PageableCopyStream> PageableCopyStream::create(int /*ordinal*/, Direction /*direction*/,
+                                                      std::span<std::byte> /*host*/, std::uint32_t /*seed*/) {
   return no_cuda();
 }
 std::string PageableCopyStream::label() const { return "no cuda"; }

@@ -69,8 +69,8 @@ void bm_gpu_copy(benchmark::State& state) {
     state.SkipWithError(buffer.error().message.c_str());
     return;
   }
-  auto stream = pcieval::CopyStream::create(kDevice, TheDirection, TheMethod,
-                                        std::span<std::byte>(buffer.value().data(), buffer.value().size_bytes()), 1);
+  auto stream = pcieval::CopyStream::create(
+      kDevice, TheDirection, TheMethod, std::span<std::byte>(buffer.value().data(), buffer.value().size_bytes()), 1);
   auto latch = pcieval::Latch::create(kDevice, kLatchTimeoutS);
   if (!stream || !latch) {
     state.SkipWithError((!stream ? stream.error() : latch.error()).message.c_str());

@@ -180,7 +180,7 @@ TEST(CopyStream, EveryGpuAtOnce) {
   for (int ordinal = 0; ordinal < count; ++ordinal) {
     hosts.push_back(std::make_unique<HostBytes>(kCopyBytes));
     streams.push_back(take(CopyStream::create(ordinal, Direction::kHostToDevice, CopyMethod::kCopyEngine,
-                                          hosts.back()->span(), static_cast<std::uint32_t>(40 + ordinal))));
+                                              hosts.back()->span(), static_cast<std::uint32_t>(40 + ordinal))));
   }
   std::vector<CopyStream*> pointers;
   pointers.reserve(streams.size());
