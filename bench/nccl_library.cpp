@@ -1,7 +1,5 @@
 #include "bench/nccl_library.hpp"
 
-#include <dlfcn.h>
-
 #include <utility>
 #include <vector>
 
@@ -117,54 +115,22 @@ std::string nccl_error_text(const NcclApi& api, std::string_view call, NcclResul
 
 Result<NcclLibrary> NcclLibrary::load(std::string_view library_name) {
   const std::string name(library_name);
-  ::dlerror();  // clear a stale error so the one read below is ours
-  // RTLD_LOCAL: NCCL's symbols stay out of the global namespace, where they
-  // could satisfy some other library's lookups (a framework's own NCCL).
-  void* handle = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* reason = ::dlerror();
-    return make_error(name + " could not be loaded: " + (reason != nullptr ? reason : "unknown dlopen failure"));
-  }
-  auto api = resolve_nccl_api([handle](const char* symbol) { return ::dlsym(handle, symbol); }, name);
-  // Owning the handle before anything else can fail keeps dlclose in one place.
-  NcclLibrary library(handle, api.ok() ? api.value() : NcclApi{});
+  auto library = SharedLibrary::open(name);
+  if (!library) return make_error(name + " could not be loaded: " + library.error().message);
+  auto api = resolve_nccl_api([&library](const char* symbol) { return library.value().symbol(symbol); }, name);
   if (!api) return api.error();
-  return library;
+  return NcclLibrary(std::move(library).value(), api.value());
 }
 
 Result<NcclLibrary> NcclLibrary::from_api(const NcclApi& api) {
   if (!complete(api)) return make_error("NCCL function table lacks an entry");
-  return NcclLibrary(nullptr, api);
+  return NcclLibrary(SharedLibrary{}, api);
 }
 
-NcclLibrary::NcclLibrary(void* handle, const NcclApi& api) : handle_(handle), api_(api) {
+NcclLibrary::NcclLibrary(SharedLibrary library, const NcclApi& api) : library_(std::move(library)), api_(api) {
   if (api_.get_version == nullptr) return;
   int code = 0;
   if (api_.get_version(&code) == kNcclSuccess) version_ = format_nccl_version(code);
-}
-
-NcclLibrary::NcclLibrary(NcclLibrary&& other) noexcept
-    : handle_(std::exchange(other.handle_, nullptr)),
-      api_(std::exchange(other.api_, NcclApi{})),
-      version_(std::move(other.version_)),
-      keep_loaded_(std::exchange(other.keep_loaded_, false)) {}
-
-NcclLibrary& NcclLibrary::operator=(NcclLibrary&& other) noexcept {
-  if (this != &other) {
-    release();
-    handle_ = std::exchange(other.handle_, nullptr);
-    api_ = std::exchange(other.api_, NcclApi{});
-    version_ = std::move(other.version_);
-    keep_loaded_ = std::exchange(other.keep_loaded_, false);
-  }
-  return *this;
-}
-
-NcclLibrary::~NcclLibrary() { release(); }
-
-void NcclLibrary::release() noexcept {
-  if (handle_ != nullptr && !keep_loaded_) static_cast<void>(::dlclose(handle_));
-  handle_ = nullptr;
 }
 
 }  // namespace pcieval

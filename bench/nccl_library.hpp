@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "model/result.hpp"
+#include "support/shared_library.hpp"
 
 struct CUstream_st;  // cudaStream_t, as kernels/resources.hpp declares it
 
@@ -87,26 +88,24 @@ class NcclLibrary {
   // Takes an already resolved table (a fake in tests). Every entry must be set.
   [[nodiscard]] static Result<NcclLibrary> from_api(const NcclApi& api);
 
-  NcclLibrary(NcclLibrary&& other) noexcept;
-  NcclLibrary& operator=(NcclLibrary&& other) noexcept;
+  NcclLibrary(NcclLibrary&&) noexcept = default;
+  NcclLibrary& operator=(NcclLibrary&&) noexcept = default;
   NcclLibrary(const NcclLibrary&) = delete;
   NcclLibrary& operator=(const NcclLibrary&) = delete;
-  ~NcclLibrary();
+  ~NcclLibrary() = default;
 
   [[nodiscard]] const NcclApi& api() const { return api_; }
   // "2.28.3", or "" when ncclGetVersion failed.
   [[nodiscard]] const std::string& version() const { return version_; }
   // Never dlclose (see the class comment).
-  void keep_loaded() { keep_loaded_ = true; }
+  void keep_loaded() { library_.keep_loaded(); }
 
  private:
-  NcclLibrary(void* handle, const NcclApi& api);
-  void release() noexcept;
+  NcclLibrary(SharedLibrary library, const NcclApi& api);
 
-  void* handle_ = nullptr;  // dlopen handle; null for a table given by from_api
+  SharedLibrary library_;  // owns nothing for a table given by from_api
   NcclApi api_;
   std::string version_;
-  bool keep_loaded_ = false;
 };
 
 }  // namespace pcieval

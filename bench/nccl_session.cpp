@@ -9,7 +9,7 @@
 
 #include "bench/nccl_transport.hpp"
 #include "kernels/retired_devices.hpp"
-#include "topology/deadline_worker.hpp"
+#include "support/deadline_worker.hpp"
 
 namespace pcieval::nccl_session {
 namespace {

@@ -3,75 +3,32 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <cmath>
-#include <condition_variable>
-#include <mutex>
-#include <system_error>
-#include <thread>
 
 namespace pcieval {
-namespace {
 
-std::atomic<int>& stuck_count() {
-  static std::atomic<int> count{0};
+std::chrono::nanoseconds detail::blocking_call_timeout(double timeout_s) {
+  const double wait_s = std::isfinite(timeout_s) && timeout_s > 0 ? timeout_s : 0.0;
+  // Capped at a year: a nonsense timeout must not overflow the clock.
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(std::min(wait_s, 3.2e7)));
+}
+
+std::shared_ptr<std::atomic<int>> detail::stuck_blocking_call_count() {
+  static const auto count = std::make_shared<std::atomic<int>>(0);
   return count;
 }
 
-// Shared by the caller and the thread, so a thread left behind keeps what it
-// refers to alive after the caller is gone.
-struct CallState {
-  std::mutex mutex;
-  std::condition_variable finished;
-  bool done = false;       // guarded by mutex
-  bool abandoned = false;  // guarded by mutex: the caller stopped waiting
-};
-
-}  // namespace
-
 BlockingCallOutcome run_blocking_call(std::function<void()> body, double timeout_s) {
-  const double wait_s = std::isfinite(timeout_s) && timeout_s > 0 ? timeout_s : 0.0;
-  // Capped at a year: a nonsense timeout must not overflow the clock.
-  const auto timeout =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(std::min(wait_s, 3.2e7)));
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  auto state = std::make_shared<CallState>();
-  std::thread thread;
-  try {
-    thread = std::thread([state, body = std::move(body)] {
-      body();
-      bool late = false;
-      {
-        const std::lock_guard lock(state->mutex);
-        state->done = true;
-        late = state->abandoned;
-      }
-      state->finished.notify_all();
-      if (late) stuck_count().fetch_sub(1);
-    });
-  } catch (const std::system_error&) {
-    // std::thread reports a failed pthread_create only by throwing.
-    return BlockingCallOutcome::kNotStarted;
-  }
-  bool done = false;
-  {
-    std::unique_lock lock(state->mutex);
-    done = state->finished.wait_until(lock, deadline, [&] { return state->done; });
-    if (!done) {
-      state->abandoned = true;
-      stuck_count().fetch_add(1);
-    }
-  }
-  if (done) {
-    thread.join();
-    return BlockingCallOutcome::kReturned;
-  }
-  thread.detach();
-  return BlockingCallOutcome::kTimedOut;
+  return call_with_deadline(
+             [body = std::move(body)] {
+               body();
+               return true;
+             },
+             timeout_s)
+      .outcome;
 }
 
-int stuck_blocking_calls() { return stuck_count().load(); }
+int stuck_blocking_calls() { return detail::stuck_blocking_call_count()->load(); }
 
 std::string host_work_timeout_message(const std::string& what, const std::string& within, const std::string& where,
                                       const std::string& host_name) {

@@ -20,36 +20,39 @@
 // A thread per call, not a long-lived worker: these calls come once per
 // setup or per untimed trial step, where starting a thread (tens of
 // microseconds) is nothing, and a stuck call then never holds up a later one.
+// The thread and its deadline are support/deadline_worker.hpp's, with a
+// worker of its own for each call.
 //
 // Plain C++ (no CUDA header), tested with calls that block on purpose.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
 
+#include "support/deadline_worker.hpp"
+
 namespace pcieval {
 
-enum class BlockingCallOutcome {
-  kReturned,    // returned within its deadline: the value is there
-  kTimedOut,    // started and had not returned at the deadline; its thread is left behind
-  kNotStarted,  // no thread could be started; the call did not run
-};
-
+// kReturned: the value is there; kTimedOut: the call had not returned at the
+// deadline (its thread is left behind, or it never started); kRefused: no
+// thread could be started, the call did not run.
+using BlockingCallOutcome = DeadlineOutcome;
 template <class T>
-struct BlockingCallResult {
-  BlockingCallOutcome outcome = BlockingCallOutcome::kNotStarted;
-  std::optional<T> value;  // set when kReturned
-};
+using BlockingCallResult = DeadlineCall<T>;
 
-// Runs `body` on a new thread and waits for it for at most `timeout_s`
-// seconds (a negative, infinite or NaN timeout counts as zero, as in
-// deadline_wait.hpp; the call still starts).
-// REQUIRES: body owns everything it uses and does not throw.
-[[nodiscard]] BlockingCallOutcome run_blocking_call(std::function<void()> body, double timeout_s);
+namespace detail {
+// `timeout_s` as the worker's wait: a negative, infinite or NaN timeout counts
+// as zero (as in deadline_wait.hpp; the call is still queued), and a huge one
+// is capped at a year so that it cannot overflow the clock.
+[[nodiscard]] std::chrono::nanoseconds blocking_call_timeout(double timeout_s);
+// Process-wide: the calls that missed their deadline and have not returned.
+[[nodiscard]] std::shared_ptr<std::atomic<int>> stuck_blocking_call_count();
+}  // namespace detail
 
 // Runs fn() on a new thread and waits for it for at most `timeout_s` seconds.
 // The result is fn()'s value when it returned in time.
@@ -57,17 +60,13 @@ struct BlockingCallResult {
 // travels in a std::function) and does not throw; the result type is movable.
 template <class Fn>
 [[nodiscard]] auto call_with_deadline(Fn fn, double timeout_s) -> BlockingCallResult<std::invoke_result_t<Fn&>> {
-  using T = std::invoke_result_t<Fn&>;
-  // Shared with the thread: a call that returns after its caller gave up
-  // writes into a slot that is still alive.
-  auto slot = std::make_shared<std::optional<T>>();
-  const BlockingCallOutcome outcome =
-      run_blocking_call([slot, fn = std::move(fn)]() mutable { slot->emplace(fn()); }, timeout_s);
-  BlockingCallResult<T> result;
-  result.outcome = outcome;
-  if (outcome == BlockingCallOutcome::kReturned) result.value = std::move(*slot);
-  return result;
+  DeadlineWorker worker(detail::stuck_blocking_call_count());
+  return worker.call(std::move(fn), detail::blocking_call_timeout(timeout_s));
 }
+
+// call_with_deadline of a call without a value.
+// REQUIRES: as call_with_deadline.
+[[nodiscard]] BlockingCallOutcome run_blocking_call(std::function<void()> body, double timeout_s);
 
 // The message of host work done for a GPU that missed its deadline: `what`
 // ("cudaHostRegister of 1073741824 bytes") did not complete `within` ("30 s")

@@ -82,7 +82,7 @@ inline Status wait_ready(int ordinal, const ReadyQuery& query, const PollPolicy&
 // retire_after_timeout (the call's thread may still be inside the driver).
 inline Error blocking_call_error(int ordinal, BlockingCallOutcome outcome, const std::string& what, double timeout_s,
                                  const std::string& where) {
-  if (outcome == BlockingCallOutcome::kNotStarted) {
+  if (outcome == BlockingCallOutcome::kRefused) {
     return make_error(what + " could not be started: no thread for it");
   }
   return retire_after_timeout(ordinal, what + " did not complete within " + format_timeout_s(timeout_s), where);
@@ -94,7 +94,7 @@ inline Error blocking_call_error(int ordinal, BlockingCallOutcome outcome, const
 // the GPU's verdict is inconclusive naming the host, not gpu_unresponsive.
 inline Error host_work_call_error(int ordinal, BlockingCallOutcome outcome, const std::string& what, double timeout_s,
                                   const std::string& where) {
-  if (outcome == BlockingCallOutcome::kNotStarted) {
+  if (outcome == BlockingCallOutcome::kRefused) {
     return make_error(what + " could not be started: no thread for it");
   }
   const std::string message = host_work_timeout_message(what, format_timeout_s(timeout_s), where, this_host_name());

@@ -1,5 +1,5 @@
 // Google Benchmark suite for the cost of running NVML calls under a deadline
-// (topology/deadline_worker.hpp): the hand-off of one call to the reader's
+// (support/deadline_worker.hpp): the hand-off of one call to the reader's
 // worker thread and back, against the same call made directly. The NVML
 // functions are a fake that answers at once, so what is measured is the
 // deadline machinery alone; a real NVML call adds its own microseconds to
@@ -11,7 +11,7 @@
 #include <chrono>
 #include <optional>
 
-#include "topology/deadline_worker.hpp"
+#include "support/deadline_worker.hpp"
 #include "topology/nvml.hpp"
 
 namespace {

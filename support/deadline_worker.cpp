@@ -1,4 +1,4 @@
-#include "topology/deadline_worker.hpp"
+#include "support/deadline_worker.hpp"
 
 #include <condition_variable>
 #include <deque>

@@ -1,7 +1,7 @@
 // DeadlineWorker: calls on a worker thread, waited for with a deadline. The
 // stuck call is a function that blocks on a gate the test opens at its end,
 // so no thread is left blocked when the test binary exits.
-#include "topology/deadline_worker.hpp"
+#include "support/deadline_worker.hpp"
 
 #include <gtest/gtest.h>
 

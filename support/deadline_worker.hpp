@@ -1,10 +1,13 @@
-// Calls into a library that can hang (NVML in a bad driver state, a GPU that
-// fell off the bus) made on a worker thread and waited for with a deadline, so
-// the caller always gets an answer in bounded time.
+// Calls that can hang (NVML in a bad driver state, a GPU that fell off the
+// bus, cudaHostRegister or a pageable copy inside a sick driver, NCCL's
+// communicator setup) made on a worker thread and waited for with a deadline,
+// so the caller always gets an answer in bounded time.
 //
 // One long-lived thread runs the queued calls in order: a thread per call
 // would cost far more than the NVML calls the link sampler makes every few
-// milliseconds. A call that misses its deadline cannot be cancelled (a thread
+// milliseconds. A caller with one call to make (kernels/blocking_call.hpp)
+// uses a worker for that call only, so a stuck call never holds up another
+// caller's. A call that misses its deadline cannot be cancelled (a thread
 // stuck inside a C library cannot be stopped safely), so its thread is
 // detached and left to finish, or not, on its own; the next call gets a fresh
 // thread. After max_stuck_threads such threads the worker gives up and

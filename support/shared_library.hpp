@@ -1,0 +1,47 @@
+// A shared library opened at run time (dlopen), never linked, so that the
+// binary starts on a node without it and the caller can say why what needs
+// it is missing: NVML (topology/nvml_library.hpp) and NCCL
+// (bench/nccl_library.hpp).
+#pragma once
+
+#include <string>
+
+#include "model/result.hpp"
+
+namespace pcieval {
+
+// The dlopen handle. Move-only; the destructor dlcloses, unless keep_loaded()
+// was called: a thread left behind inside the library (a call that missed
+// its deadline, a library's own threads) would have its code unmapped.
+class SharedLibrary {
+ public:
+  // dlopen(name, RTLD_NOW | RTLD_LOCAL): a missing symbol is found here, not
+  // mid-run, and the library's symbols stay out of the global namespace, where
+  // they could satisfy some other library's lookups. The error is dlerror()'s
+  // text ("libnccl.so.2: cannot open shared object file: No such file or
+  // directory"), for the caller to put in its own words.
+  [[nodiscard]] static Result<SharedLibrary> open(const std::string& name);
+
+  SharedLibrary() = default;  // owns nothing
+  SharedLibrary(SharedLibrary&& other) noexcept;
+  SharedLibrary& operator=(SharedLibrary&& other) noexcept;
+  SharedLibrary(const SharedLibrary&) = delete;
+  SharedLibrary& operator=(const SharedLibrary&) = delete;
+  ~SharedLibrary();
+
+  // dlsym: the symbol's address, or null when the library lacks it (or owns
+  // nothing).
+  [[nodiscard]] void* symbol(const char* name) const;
+  // Never dlclose (see the class comment); the handle is left to the
+  // process's exit.
+  void keep_loaded() noexcept { keep_loaded_ = true; }
+
+ private:
+  explicit SharedLibrary(void* handle) : handle_(handle) {}
+  void close() noexcept;
+
+  void* handle_ = nullptr;
+  bool keep_loaded_ = false;
+};
+
+}  // namespace pcieval
