@@ -9,6 +9,8 @@
 #include <cstring>
 #include <thread>
 
+#include "model/enum_names.hpp"
+
 namespace pcieval {
 namespace fs = std::filesystem;
 namespace {
@@ -52,29 +54,24 @@ Reading<LinkState> link_state_of(unsigned speed_code, unsigned width, const char
   return LinkState{gen.value(), static_cast<int>(width)};
 }
 
+// The Device/Port Type field's values (PCIe Capabilities register, bits 7:4).
+constexpr EnumNames<PcieDeviceType, 9> kDeviceTypeNames{{
+    {PcieDeviceType::kEndpoint, "Endpoint"},
+    {PcieDeviceType::kLegacyEndpoint, "Legacy Endpoint"},
+    {PcieDeviceType::kRootPort, "Root Port"},
+    {PcieDeviceType::kUpstreamPort, "Upstream Port"},
+    {PcieDeviceType::kDownstreamPort, "Downstream Port"},
+    {PcieDeviceType::kPcieToPciBridge, "PCIe-to-PCI Bridge"},
+    {PcieDeviceType::kPciToPcieBridge, "PCI-to-PCIe Bridge"},
+    {PcieDeviceType::kRootComplexIntegratedEndpoint, "Root Complex Integrated Endpoint"},
+    {PcieDeviceType::kRootComplexEventCollector, "Root Complex Event Collector"},
+}};
+
 }  // namespace
 
 std::string to_string(PcieDeviceType type) {
-  switch (type) {
-    case PcieDeviceType::kEndpoint:
-      return "Endpoint";
-    case PcieDeviceType::kLegacyEndpoint:
-      return "Legacy Endpoint";
-    case PcieDeviceType::kRootPort:
-      return "Root Port";
-    case PcieDeviceType::kUpstreamPort:
-      return "Upstream Port";
-    case PcieDeviceType::kDownstreamPort:
-      return "Downstream Port";
-    case PcieDeviceType::kPcieToPciBridge:
-      return "PCIe-to-PCI Bridge";
-    case PcieDeviceType::kPciToPcieBridge:
-      return "PCI-to-PCIe Bridge";
-    case PcieDeviceType::kRootComplexIntegratedEndpoint:
-      return "Root Complex Integrated Endpoint";
-    case PcieDeviceType::kRootComplexEventCollector:
-      return "Root Complex Event Collector";
-  }
+  const std::string_view name = name_of(kDeviceTypeNames, type, "");
+  if (!name.empty()) return std::string(name);
   return "reserved type " + hex(static_cast<unsigned>(type), 1);
 }
 
