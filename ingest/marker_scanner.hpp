@@ -1,0 +1,85 @@
+// Finding any of a few fixed substrings ("markers") in a large text at
+// memory speed: the kernel log reader's first pass (kernel_log.cpp), where
+// almost every line of a pasted month of journal holds none of them.
+//
+// Each marker names two adjacent bytes of its text as its anchor. One pass
+// looks for every anchor at once, sixteen bytes at a time where the CPU has
+// SSSE3 (as Hyperscan's and ripgrep's "Teddy" does) and byte by byte
+// otherwise, and only a position that holds an anchor is compared with the
+// markers in full. Anchors rare in the text make the scan seldom stop.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace pcieval {
+
+struct ScanMarker {
+  std::string_view text;
+  std::size_t anchor = 0;  // offset of the two anchor bytes in `text`
+};
+
+class MarkerScanner {
+ public:
+  // Builds the anchor tables at compile time where the markers are constants.
+  // REQUIRES: anchor + 2 <= text.size() for every marker; `markers` outlives
+  // the scanner.
+  constexpr explicit MarkerScanner(std::span<const ScanMarker> markers) : markers_(markers) {
+    // Distinct anchors in marker order, each with a bucket bit; a ninth
+    // distinct anchor shares the first one's bucket, and so on. A bucket that
+    // holds two anchors also passes their nibbles' mixtures, which the full
+    // comparison then rejects.
+    std::array<unsigned, 64> seen{};  // past 64 distinct anchors, buckets are only shared more
+    std::size_t distinct = 0;
+    for (const ScanMarker& marker : markers_) {
+      const unsigned char first = anchor_byte(marker, 0);
+      const unsigned char second = anchor_byte(marker, 1);
+      const unsigned key = anchor_key(first, second);
+      anchor_table_[key >> 6] |= std::uint64_t{1} << (key & 63);
+      bool known = false;
+      for (std::size_t i = 0; i < distinct && i < seen.size(); ++i) known = known || seen[i] == key;
+      if (known) continue;
+      if (distinct < seen.size()) seen[distinct] = key;
+      const auto bit = static_cast<std::uint8_t>(1U << (distinct % 8));
+      ++distinct;
+      nibbles_.first_low[first & 15U] |= bit;
+      nibbles_.first_high[first >> 4U] |= bit;
+      nibbles_.second_low[second & 15U] |= bit;
+      nibbles_.second_high[second >> 4U] |= bit;
+    }
+  }
+
+  // A position inside the first marker at or after `from` (where its anchor
+  // starts), or text.size() when there is none.
+  [[nodiscard]] std::size_t next(std::string_view text, std::size_t from) const;
+
+  // The SSSE3 search's lookup tables: for the low and the high nibble of the
+  // first and the second anchor byte, the buckets that nibble can belong to.
+  struct NibbleTables {
+    std::array<std::uint8_t, 16> first_low{}, first_high{}, second_low{}, second_high{};
+  };
+  // Bit k set when some marker's anchor is the byte pair k: 8 KiB, stays in L1.
+  using AnchorTable = std::array<std::uint64_t, 1024>;
+
+ private:
+  static constexpr unsigned char anchor_byte(const ScanMarker& marker, std::size_t which) {
+    return static_cast<unsigned char>(marker.text[marker.anchor + which]);
+  }
+  static constexpr unsigned anchor_key(unsigned char first, unsigned char second) {
+    return unsigned{first} << 8 | second;
+  }
+
+  // The first anchor at or after `from`, or `size`.
+  [[nodiscard]] std::size_t next_anchor(const unsigned char* bytes, std::size_t size, std::size_t from) const;
+  // True when a marker whose anchor sits at `at` is there in full.
+  [[nodiscard]] bool marker_at(std::string_view text, std::size_t at) const;
+
+  std::span<const ScanMarker> markers_;
+  AnchorTable anchor_table_{};
+  NibbleTables nibbles_{};
+};
+
+}  // namespace pcieval
