@@ -16,7 +16,7 @@ namespace {
 struct Kept {
   std::mutex mutex;
   std::vector<std::pair<NumaBuffer, std::unique_ptr<CopyStream>>> setups;  // guarded by mutex
-  std::vector<NumaBuffer> buffers;                                       // guarded by mutex
+  std::vector<NumaBuffer> buffers;                                         // guarded by mutex
 };
 
 Kept& kept() {
@@ -182,8 +182,34 @@ Measurement verified_measurement(MeasurementSpec spec, std::vector<double> trial
   return measurement;
 }
 
-Result<StreamSetup> set_up_stream(const ProbeContext& context, const GpuTarget& gpu, Direction direction, CopyMethod method,
-                              Placement placement, std::uint64_t bytes) {
+Measurement stream_measurement(std::string_view probe, const GpuTarget& gpu, const StreamSetup& setup,
+                               Aggregation aggregation, std::vector<double> trials_gbps) {
+  const CopyStream& stream = *setup.stream;
+  return verified_measurement({probe,
+                               gpu.name,
+                               {gpu.address},
+                               stream.direction(),
+                               stream.method(),
+                               HostMemory::kPinned,
+                               aggregation,
+                               stream.shape().size_bytes,
+                               stream.bytes_per_trial(),
+                               setup.placement.numa_node,
+                               setup.placement.local},
+                              std::move(trials_gbps));
+}
+
+std::optional<Latch> gpu_latch(const ProbeContext& context, const GpuTarget& gpu, ProbeOutput& output) {
+  auto latch = Latch::create(gpu.ordinal, context.config.latch_timeout_s);
+  if (!latch) {
+    add_gpu_fault(output, gpu, latch.error().message);
+    return std::nullopt;
+  }
+  return std::move(latch).value();
+}
+
+Result<StreamSetup> set_up_stream(const ProbeContext& context, const GpuTarget& gpu, Direction direction,
+                                  CopyMethod method, Placement placement, std::uint64_t bytes) {
   auto buffer = NumaBuffer::allocate(*context.topology, placement.numa_node, static_cast<std::size_t>(bytes));
   if (!buffer) return make_error("host buffer: " + buffer.error().message);
   const int found_node = buffer.value().numa_node();

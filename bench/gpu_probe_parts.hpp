@@ -54,7 +54,7 @@ struct Placement {
 };
 
 struct StreamRates {
-  std::vector<double> wall_gbps;               // every stream's bytes over the wall time, per kept trial
+  std::vector<double> wall_gbps;                 // every stream's bytes over the wall time, per kept trial
   std::vector<std::vector<double>> stream_gbps;  // [stream][trial]: each stream's bytes over its own time
 };
 
@@ -113,10 +113,19 @@ void add_group_failure(ProbeOutput& output, const std::vector<GpuTarget>& gpus, 
 [[nodiscard]] Placement local_placement(const ProbeContext& context, const GpuTarget& gpu, ProbeOutput& output);
 [[nodiscard]] Result<Placement> remote_placement(const ProbeContext& context, const GpuTarget& gpu);
 [[nodiscard]] std::uint32_t stream_seed(int ordinal, Direction direction, CopyMethod method);
-[[nodiscard]] Result<StreamRates> time_streams(const ProbeContext& context, std::span<CopyStream* const> streams, Latch& latch);
+[[nodiscard]] Result<StreamRates> time_streams(const ProbeContext& context, std::span<CopyStream* const> streams,
+                                               Latch& latch);
 [[nodiscard]] Measurement verified_measurement(MeasurementSpec spec, std::vector<double> trials_gbps);
+// The verified measurement of one GPU's stream (the GPU is its subject): the
+// stream's direction, method and shape, pinned host memory where the setup
+// placed it.
+[[nodiscard]] Measurement stream_measurement(std::string_view probe, const GpuTarget& gpu, const StreamSetup& setup,
+                                             Aggregation aggregation, std::vector<double> trials_gbps);
+// The latch every trial of `gpu` queues behind; nullopt, with the GPU's
+// fault recorded, when it cannot be created.
+[[nodiscard]] std::optional<Latch> gpu_latch(const ProbeContext& context, const GpuTarget& gpu, ProbeOutput& output);
 [[nodiscard]] Result<StreamSetup> set_up_stream(const ProbeContext& context, const GpuTarget& gpu, Direction direction,
-                                            CopyMethod method, Placement placement, std::uint64_t bytes);
+                                                CopyMethod method, Placement placement, std::uint64_t bytes);
 [[nodiscard]] std::optional<int> common_node(const std::vector<StreamSetup>& setups);
 [[nodiscard]] std::optional<bool> all_local(const std::vector<StreamSetup>& setups);
 [[nodiscard]] Status check_size(const RunConfig& config);

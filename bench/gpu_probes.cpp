@@ -45,6 +45,7 @@ using gpu_probe_parts::all_local;
 using gpu_probe_parts::check_size;
 using gpu_probe_parts::common_node;
 using gpu_probe_parts::gpu_error;
+using gpu_probe_parts::gpu_latch;
 using gpu_probe_parts::GpuTarget;
 using gpu_probe_parts::kAllGpusSubject;
 using gpu_probe_parts::kBothDirections;
@@ -53,9 +54,6 @@ using gpu_probe_parts::kSweepMaxBytes;
 using gpu_probe_parts::kSweepMaxCopies;
 using gpu_probe_parts::kSweepMinBytes;
 using gpu_probe_parts::kSweepTrialBytes;
-using gpu_probe_parts::stream_seed;
-using gpu_probe_parts::StreamRates;
-using gpu_probe_parts::StreamSetup;
 using gpu_probe_parts::local_placement;
 using gpu_probe_parts::MeasurementSpec;
 using gpu_probe_parts::numa_node_of;
@@ -63,6 +61,10 @@ using gpu_probe_parts::Placement;
 using gpu_probe_parts::remote_placement;
 using gpu_probe_parts::resolve;
 using gpu_probe_parts::set_up_stream;
+using gpu_probe_parts::stream_measurement;
+using gpu_probe_parts::stream_seed;
+using gpu_probe_parts::StreamRates;
+using gpu_probe_parts::StreamSetup;
 using gpu_probe_parts::time_streams;
 using gpu_probe_parts::verified_measurement;
 
@@ -180,11 +182,8 @@ class SingleGpuProbe final : public GpuProbe {
         }
         placement = remote.value();
       }
-      auto latch = Latch::create(gpu.ordinal, context.config.latch_timeout_s);
-      if (!latch) {
-        add_gpu_fault(output, gpu, latch.error().message);
-        continue;
-      }
+      auto latch = gpu_latch(context, gpu, output);
+      if (!latch) continue;
       for (Direction direction : directions_) {
         auto setup = set_up_stream(context, gpu, direction, method_, placement, context.config.size_bytes);
         if (!setup) {
@@ -192,24 +191,13 @@ class SingleGpuProbe final : public GpuProbe {
           continue;
         }
         CopyStream* streams[] = {setup.value().stream.get()};
-        auto rates = time_streams(context, streams, latch.value());
+        auto rates = time_streams(context, streams, *latch);
         if (!rates) {
           add_gpu_fault(output, gpu, rates.error().message);
           continue;
         }
-        const CopyStream& stream = *setup.value().stream;
-        output.measurements.push_back(verified_measurement({key(),
-                                                            gpu.name,
-                                                            {gpu.address},
-                                                            direction,
-                                                            method_,
-                                                            HostMemory::kPinned,
-                                                            Aggregation::kAlone,
-                                                            stream.shape().size_bytes,
-                                                            stream.bytes_per_trial(),
-                                                            setup.value().placement.numa_node,
-                                                            setup.value().placement.local},
-                                                           std::move(rates.value().stream_gbps[0])));
+        output.measurements.push_back(stream_measurement(key(), gpu, setup.value(), Aggregation::kAlone,
+                                                         std::move(rates.value().stream_gbps[0])));
       }
     }
   }
@@ -229,11 +217,8 @@ class BidirectionalProbe final : public GpuProbe {
   void run_on(const ProbeContext& context, const std::vector<GpuTarget>& targets, ProbeOutput& output) const override {
     for (const GpuTarget& gpu : targets) {
       const Placement placement = local_placement(context, gpu, output);
-      auto latch = Latch::create(gpu.ordinal, context.config.latch_timeout_s);
-      if (!latch) {
-        add_gpu_fault(output, gpu, latch.error().message);
-        continue;
-      }
+      auto latch = gpu_latch(context, gpu, output);
+      if (!latch) continue;
       std::vector<StreamSetup> setups;
       for (Direction direction : kBothDirections) {
         auto setup =
@@ -246,25 +231,14 @@ class BidirectionalProbe final : public GpuProbe {
       }
       if (setups.size() != 2) continue;
       CopyStream* streams[] = {setups[0].stream.get(), setups[1].stream.get()};
-      auto rates = time_streams(context, streams, latch.value());
+      auto rates = time_streams(context, streams, *latch);
       if (!rates) {
         add_gpu_fault(output, gpu, rates.error().message);
         continue;
       }
       for (std::size_t i = 0; i < setups.size(); ++i) {
-        const CopyStream& stream = *setups[i].stream;
-        output.measurements.push_back(verified_measurement({key(),
-                                                            gpu.name,
-                                                            {gpu.address},
-                                                            stream.direction(),
-                                                            CopyMethod::kCopyEngine,
-                                                            HostMemory::kPinned,
-                                                            Aggregation::kWithReverse,
-                                                            stream.shape().size_bytes,
-                                                            stream.bytes_per_trial(),
-                                                            setups[i].placement.numa_node,
-                                                            setups[i].placement.local},
-                                                           std::move(rates.value().stream_gbps[i])));
+        output.measurements.push_back(stream_measurement(key(), gpu, setups[i], Aggregation::kWithReverse,
+                                                         std::move(rates.value().stream_gbps[i])));
       }
     }
   }
@@ -296,9 +270,9 @@ class PageableProbe final : public GpuProbe {
           add_gpu_fault(output, gpu, "host buffer: " + buffer.error().message);
           continue;
         }
-        auto stream = PageableCopyStream::create(gpu.ordinal, direction,
-                                         std::span<std::byte>(buffer.value().data(), buffer.value().size_bytes()),
-                                         stream_seed(gpu.ordinal, direction, CopyMethod::kCopyEngine));
+        auto stream = PageableCopyStream::create(
+            gpu.ordinal, direction, std::span<std::byte>(buffer.value().data(), buffer.value().size_bytes()),
+            stream_seed(gpu.ordinal, direction, CopyMethod::kCopyEngine));
         if (!stream) {
           add_gpu_fault(output, gpu, stream.error().message);
           continue;
@@ -335,10 +309,11 @@ class PageableProbe final : public GpuProbe {
 
 // Several GPUs copying the same way at once, behind one latch.
 Result<StreamRates> run_together(const ProbeContext& context, const std::vector<GpuTarget>& gpus, Direction direction,
-                               std::vector<StreamSetup>& setups, std::vector<GpuTarget>& copied, ProbeOutput& output) {
+                                 std::vector<StreamSetup>& setups, std::vector<GpuTarget>& copied,
+                                 ProbeOutput& output) {
   for (const GpuTarget& gpu : gpus) {
     auto setup = set_up_stream(context, gpu, direction, CopyMethod::kCopyEngine, local_placement(context, gpu, output),
-                             context.config.size_bytes);
+                               context.config.size_bytes);
     if (!setup) {
       add_gpu_fault(output, gpu, setup.error().message);
       continue;
@@ -390,20 +365,9 @@ class AllGpusProbe final : public GpuProbe {
       const std::uint64_t size = context.config.size_bytes;
       std::uint64_t total_bytes = 0;
       for (std::size_t i = 0; i < copied.size(); ++i) {
-        const CopyStream& stream = *setups[i].stream;
-        total_bytes += stream.bytes_per_trial();
-        output.measurements.push_back(verified_measurement({key(),
-                                                            copied[i].name,
-                                                            {copied[i].address},
-                                                            direction,
-                                                            CopyMethod::kCopyEngine,
-                                                            HostMemory::kPinned,
-                                                            Aggregation::kWithPeers,
-                                                            size,
-                                                            stream.bytes_per_trial(),
-                                                            setups[i].placement.numa_node,
-                                                            setups[i].placement.local},
-                                                           std::move(rates.value().stream_gbps[i])));
+        total_bytes += setups[i].stream->bytes_per_trial();
+        output.measurements.push_back(stream_measurement(key(), copied[i], setups[i], Aggregation::kWithPeers,
+                                                         std::move(rates.value().stream_gbps[i])));
       }
       output.measurements.push_back(
           verified_measurement({key(), std::string(kAllGpusSubject), addresses_of(copied), direction,
@@ -481,11 +445,8 @@ class SweepProbe final : public GpuProbe {
   void run_on(const ProbeContext& context, const std::vector<GpuTarget>& targets, ProbeOutput& output) const override {
     for (const GpuTarget& gpu : targets) {
       const Placement placement = local_placement(context, gpu, output);
-      auto latch = Latch::create(gpu.ordinal, context.config.latch_timeout_s);
-      if (!latch) {
-        add_gpu_fault(output, gpu, latch.error().message);
-        continue;
-      }
+      auto latch = gpu_latch(context, gpu, output);
+      if (!latch) continue;
       for (Direction direction : kBothDirections) {
         // One buffer of the largest size serves every size: registering
         // pins every page, which is slow, so it is done once.
@@ -502,25 +463,15 @@ class SweepProbe final : public GpuProbe {
             continue;
           }
           CopyStream* streams[] = {&stream};
-          auto rates = time_streams(context, streams, latch.value());
+          auto rates = time_streams(context, streams, *latch);
           if (!rates) {
             add_gpu_fault(output, gpu, at + rates.error().message);
             // A retired GPU would fail every later size the same way.
             if (stream.abandoned()) break;
             continue;
           }
-          output.measurements.push_back(verified_measurement({key(),
-                                                              gpu.name,
-                                                              {gpu.address},
-                                                              direction,
-                                                              CopyMethod::kCopyEngine,
-                                                              HostMemory::kPinned,
-                                                              Aggregation::kAlone,
-                                                              size,
-                                                              stream.bytes_per_trial(),
-                                                              setup.value().placement.numa_node,
-                                                              setup.value().placement.local},
-                                                             std::move(rates.value().stream_gbps[0])));
+          output.measurements.push_back(stream_measurement(key(), gpu, setup.value(), Aggregation::kAlone,
+                                                           std::move(rates.value().stream_gbps[0])));
         }
       }
     }
