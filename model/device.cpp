@@ -1,20 +1,29 @@
 #include "model/device.hpp"
 
-namespace pcieval {
+#include "model/enum_names.hpp"
 
-std::string_view to_string(DeviceKind kind) {
-  switch (kind) {
-    case DeviceKind::kGpu:
-      return "gpu";
-    case DeviceKind::kNic:
-      return "nic";
-    case DeviceKind::kNvme:
-      return "nvme";
-    case DeviceKind::kOther:
-      return "other";
-  }
-  return "other";
-}
+namespace pcieval {
+namespace {
+
+constexpr EnumNames<DeviceKind, 4> kDeviceKindNames{{
+    {DeviceKind::kGpu, "gpu"},
+    {DeviceKind::kNic, "nic"},
+    {DeviceKind::kNvme, "nvme"},
+    {DeviceKind::kOther, "other"},
+}};
+static_assert(names_every_value_in_order(kDeviceKindNames) && kDeviceKindNames.size() == 4);
+
+constexpr EnumNames<PortRole, 4> kPortRoleNames{{
+    {PortRole::kEndpoint, "endpoint"},
+    {PortRole::kRootPort, "root_port"},
+    {PortRole::kUpstreamPort, "switch_upstream_port"},
+    {PortRole::kDownstreamPort, "switch_downstream_port"},
+}};
+static_assert(names_every_value_in_order(kPortRoleNames) && kPortRoleNames.size() == 4);
+
+}  // namespace
+
+std::string_view to_string(DeviceKind kind) { return name_of(kDeviceKindNames, kind, "other"); }
 
 DeviceKind classify_device(std::uint16_t vendor_id, std::uint32_t class_code) {
   constexpr std::uint16_t kNvidia = 0x10de;
@@ -27,18 +36,6 @@ DeviceKind classify_device(std::uint16_t vendor_id, std::uint32_t class_code) {
 
 bool is_pci_bridge_class(std::uint32_t class_code) { return (class_code >> 8) == 0x0604; }
 
-std::string_view to_string(PortRole role) {
-  switch (role) {
-    case PortRole::kEndpoint:
-      return "endpoint";
-    case PortRole::kRootPort:
-      return "root_port";
-    case PortRole::kUpstreamPort:
-      return "switch_upstream_port";
-    case PortRole::kDownstreamPort:
-      return "switch_downstream_port";
-  }
-  return "endpoint";
-}
+std::string_view to_string(PortRole role) { return name_of(kPortRoleNames, role, "endpoint"); }
 
 }  // namespace pcieval

@@ -6,59 +6,40 @@
 #include <numeric>
 #include <utility>
 
+#include "model/enum_names.hpp"
 #include "model/units.hpp"
 
 namespace pcieval {
 namespace {
 
-// One table per enum so that writing and reading a name cannot drift apart.
-template <class E, std::size_t N>
-using Names = std::array<std::pair<E, std::string_view>, N>;
-
-constexpr Names<Direction, 4> kDirectionNames{{
+constexpr EnumNames<Direction, 4> kDirectionNames{{
     {Direction::kHostToDevice, "h2d"},
     {Direction::kDeviceToHost, "d2h"},
     {Direction::kHostToHost, "h2h"},
     {Direction::kAllReduce, "all_reduce"},
 }};
-constexpr Names<CopyMethod, 4> kMethodNames{{
+constexpr EnumNames<CopyMethod, 4> kMethodNames{{
     {CopyMethod::kCopyEngine, "ce"},
     {CopyMethod::kSmKernel, "sm"},
     {CopyMethod::kCpuThreads, "cpu"},
     {CopyMethod::kNccl, "nccl"},
 }};
-constexpr Names<HostMemory, 2> kMemoryNames{{
+constexpr EnumNames<HostMemory, 2> kMemoryNames{{
     {HostMemory::kPinned, "pinned"},
     {HostMemory::kPageable, "pageable"},
 }};
-constexpr Names<Aggregation, 5> kAggregationNames{{
+constexpr EnumNames<Aggregation, 5> kAggregationNames{{
     {Aggregation::kAlone, "alone"},
     {Aggregation::kWithReverse, "with_reverse"},
     {Aggregation::kWithPeers, "with_peers"},
     {Aggregation::kTotalOverWallTime, "total_over_wall_time"},
     {Aggregation::kBusBandwidth, "bus_bandwidth"},
 }};
-constexpr Names<ProbeStatus, 3> kStatusNames{{
+constexpr EnumNames<ProbeStatus, 3> kStatusNames{{
     {ProbeStatus::kRan, "ran"},
     {ProbeStatus::kSkipped, "skipped"},
     {ProbeStatus::kFailed, "failed"},
 }};
-
-template <class E, std::size_t N>
-std::string_view name_of(const Names<E, N>& names, E value) {
-  for (const auto& [e, name] : names) {
-    if (e == value) return name;
-  }
-  return "unknown";
-}
-
-template <class E, std::size_t N>
-Result<E> value_of(const Names<E, N>& names, std::string_view text, std::string_view what) {
-  for (const auto& [e, name] : names) {
-    if (name == text) return e;
-  }
-  return make_error("unknown " + std::string(what) + " '" + std::string(text) + "'");
-}
 
 }  // namespace
 

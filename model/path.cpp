@@ -1,16 +1,19 @@
 #include "model/path.hpp"
 
-namespace pcieval {
+#include "model/enum_names.hpp"
 
-std::string_view to_string(LinkPosition position) {
-  switch (position) {
-    case LinkPosition::kDeviceLink:
-      return "device_link";
-    case LinkPosition::kUplink:
-      return "uplink";
-  }
-  return "device_link";
-}
+namespace pcieval {
+namespace {
+
+constexpr EnumNames<LinkPosition, 2> kLinkPositionNames{{
+    {LinkPosition::kDeviceLink, "device_link"},
+    {LinkPosition::kUplink, "uplink"},
+}};
+static_assert(names_every_value_in_order(kLinkPositionNames));
+
+}  // namespace
+
+std::string_view to_string(LinkPosition position) { return name_of(kLinkPositionNames, position, "device_link"); }
 
 Reading<LinkState> Link::expected() const {
   const auto down = downstream_end.capable();

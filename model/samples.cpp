@@ -3,22 +3,23 @@
 #include <map>
 #include <utility>
 
-namespace pcieval {
+#include "model/enum_names.hpp"
 
-std::string_view to_string(SampleSource source) {
-  switch (source) {
-    case SampleSource::kSysfs:
-      return "sysfs";
-    case SampleSource::kNvml:
-      return "nvml";
-  }
-  return "unknown";
-}
+namespace pcieval {
+namespace {
+
+constexpr EnumNames<SampleSource, 2> kSampleSourceNames{{
+    {SampleSource::kSysfs, "sysfs"},
+    {SampleSource::kNvml, "nvml"},
+}};
+static_assert(names_every_value_in_order(kSampleSourceNames));
+
+}  // namespace
+
+std::string_view to_string(SampleSource source) { return name_of(kSampleSourceNames, source); }
 
 Result<SampleSource> sample_source_from_string(std::string_view text) {
-  if (text == "sysfs") return SampleSource::kSysfs;
-  if (text == "nvml") return SampleSource::kNvml;
-  return make_error("unknown sample source '" + std::string(text) + "'");
+  return value_of(kSampleSourceNames, text, "sample source");
 }
 
 std::vector<LinkSample> compact_link_samples(const std::vector<LinkSample>& samples) {

@@ -2,25 +2,68 @@
 
 #include <algorithm>
 
-namespace pcieval {
+#include "model/enum_names.hpp"
 
-std::string_view to_string(VerdictStatus status) {
-  switch (status) {
-    case VerdictStatus::kPass:
-      return "pass";
-    case VerdictStatus::kLinkDowngraded:
-      return "link_downgraded";
-    case VerdictStatus::kBandwidthLow:
-      return "bandwidth_low";
-    case VerdictStatus::kLinkErrors:
-      return "link_errors";
-    case VerdictStatus::kMissing:
-      return "missing";
-    case VerdictStatus::kInconclusive:
-      return "inconclusive";
-  }
-  return "inconclusive";
-}
+namespace pcieval {
+namespace {
+
+constexpr EnumNames<VerdictStatus, 6> kVerdictStatusNames{{
+    {VerdictStatus::kPass, "pass"},
+    {VerdictStatus::kLinkDowngraded, "link_downgraded"},
+    {VerdictStatus::kBandwidthLow, "bandwidth_low"},
+    {VerdictStatus::kLinkErrors, "link_errors"},
+    {VerdictStatus::kMissing, "missing"},
+    {VerdictStatus::kInconclusive, "inconclusive"},
+}};
+static_assert(names_every_value_in_order(kVerdictStatusNames));
+
+// Codes are appended, never removed, so they run from 0 without a gap: a
+// code appended to verdict.hpp is appended here, and becomes the last below.
+constexpr EnumNames<ReasonCode, 30> kReasonCodeNames{{
+    {ReasonCode::kLinkAtExpectedState, "link_at_expected_state"},
+    {ReasonCode::kLinkSpeedBelowExpected, "link_speed_below_expected"},
+    {ReasonCode::kLinkWidthBelowExpected, "link_width_below_expected"},
+    {ReasonCode::kLinkSpeedAndWidthBelowExpected, "link_speed_and_width_below_expected"},
+    {ReasonCode::kGpuLinkSpeedIdle, "gpu_link_speed_idle"},
+    {ReasonCode::kLinkStateUnknown, "link_state_unknown"},
+    {ReasonCode::kLinkAboveCapability, "link_above_capability"},
+    {ReasonCode::kGpusMissing, "gpus_missing"},
+    {ReasonCode::kLinkPathUnknown, "link_path_unknown"},
+    {ReasonCode::kProbeFailed, "probe_failed"},
+    {ReasonCode::kBandwidthAtBudget, "bandwidth_at_budget"},
+    {ReasonCode::kBandwidthBelowBudget, "bandwidth_below_budget"},
+    {ReasonCode::kBandwidthTooNoisy, "bandwidth_too_noisy"},
+    {ReasonCode::kBandwidthBelowBaseline, "bandwidth_below_baseline"},
+    {ReasonCode::kUncorrectableErrorsUnderLoad, "uncorrectable_errors_under_load"},
+    {ReasonCode::kCorrectableErrorsUnderLoad, "correctable_errors_under_load"},
+    {ReasonCode::kBandwidthInWarningBand, "bandwidth_in_warning_band"},
+    {ReasonCode::kGpuBusyBeforeRun, "gpu_busy_before_run"},
+    {ReasonCode::kUncorrectableErrorsLogged, "uncorrectable_errors_logged"},
+    {ReasonCode::kGpuFellOffBus, "gpu_fell_off_bus"},
+    {ReasonCode::kRunInterrupted, "run_interrupted"},
+    {ReasonCode::kBandwidthDipDuringSoak, "bandwidth_dip_during_soak"},
+    {ReasonCode::kLinkDroppedDuringSoak, "link_dropped_during_soak"},
+    {ReasonCode::kGpuUnresponsive, "gpu_unresponsive"},
+    {ReasonCode::kLinkAtOwnCapability, "link_at_own_capability"},
+    {ReasonCode::kNoLinkBudget, "no_link_budget"},
+    {ReasonCode::kBandwidthAboveBudget, "bandwidth_above_budget"},
+    {ReasonCode::kNoLinkToJudgeAgainst, "no_link_to_judge_against"},
+    {ReasonCode::kNothingJudged, "nothing_judged"},
+    {ReasonCode::kCorrectableErrorBurstLogged, "correctable_error_burst_logged"},
+}};
+static_assert(names_every_value_in_order(kReasonCodeNames) &&
+              kReasonCodeNames.size() == static_cast<std::size_t>(ReasonCode::kCorrectableErrorBurstLogged) + 1);
+
+constexpr EnumNames<Overall, 3> kOverallNames{{
+    {Overall::kPass, "pass"},
+    {Overall::kFail, "fail"},
+    {Overall::kInconclusive, "inconclusive"},
+}};
+static_assert(names_every_value_in_order(kOverallNames));
+
+}  // namespace
+
+std::string_view to_string(VerdictStatus status) { return name_of(kVerdictStatusNames, status, "inconclusive"); }
 
 bool is_failing(VerdictStatus status) {
   return status == VerdictStatus::kLinkDowngraded || status == VerdictStatus::kBandwidthLow ||
@@ -28,91 +71,17 @@ bool is_failing(VerdictStatus status) {
 }
 
 std::string_view to_string(ReasonCode code) {
-  switch (code) {
-    case ReasonCode::kLinkAtExpectedState:
-      return "link_at_expected_state";
-    case ReasonCode::kLinkSpeedBelowExpected:
-      return "link_speed_below_expected";
-    case ReasonCode::kLinkWidthBelowExpected:
-      return "link_width_below_expected";
-    case ReasonCode::kLinkSpeedAndWidthBelowExpected:
-      return "link_speed_and_width_below_expected";
-    case ReasonCode::kGpuLinkSpeedIdle:
-      return "gpu_link_speed_idle";
-    case ReasonCode::kLinkStateUnknown:
-      return "link_state_unknown";
-    case ReasonCode::kLinkAboveCapability:
-      return "link_above_capability";
-    case ReasonCode::kGpusMissing:
-      return "gpus_missing";
-    case ReasonCode::kLinkPathUnknown:
-      return "link_path_unknown";
-    case ReasonCode::kProbeFailed:
-      return "probe_failed";
-    case ReasonCode::kBandwidthAtBudget:
-      return "bandwidth_at_budget";
-    case ReasonCode::kBandwidthBelowBudget:
-      return "bandwidth_below_budget";
-    case ReasonCode::kBandwidthTooNoisy:
-      return "bandwidth_too_noisy";
-    case ReasonCode::kBandwidthBelowBaseline:
-      return "bandwidth_below_baseline";
-    case ReasonCode::kUncorrectableErrorsUnderLoad:
-      return "uncorrectable_errors_under_load";
-    case ReasonCode::kCorrectableErrorsUnderLoad:
-      return "correctable_errors_under_load";
-    case ReasonCode::kBandwidthInWarningBand:
-      return "bandwidth_in_warning_band";
-    case ReasonCode::kGpuBusyBeforeRun:
-      return "gpu_busy_before_run";
-    case ReasonCode::kUncorrectableErrorsLogged:
-      return "uncorrectable_errors_logged";
-    case ReasonCode::kGpuFellOffBus:
-      return "gpu_fell_off_bus";
-    case ReasonCode::kRunInterrupted:
-      return "run_interrupted";
-    case ReasonCode::kBandwidthDipDuringSoak:
-      return "bandwidth_dip_during_soak";
-    case ReasonCode::kLinkDroppedDuringSoak:
-      return "link_dropped_during_soak";
-    case ReasonCode::kGpuUnresponsive:
-      return "gpu_unresponsive";
-    case ReasonCode::kLinkAtOwnCapability:
-      return "link_at_own_capability";
-    case ReasonCode::kNoLinkBudget:
-      return "no_link_budget";
-    case ReasonCode::kBandwidthAboveBudget:
-      return "bandwidth_above_budget";
-    case ReasonCode::kNoLinkToJudgeAgainst:
-      return "no_link_to_judge_against";
-    case ReasonCode::kNothingJudged:
-      return "nothing_judged";
-    case ReasonCode::kCorrectableErrorBurstLogged:
-      return "correctable_error_burst_logged";
-  }
-  return "";  // not a code: all_reason_codes stops here
+  return name_of(kReasonCodeNames, code, "");  // "": not a code
 }
 
 std::vector<ReasonCode> all_reason_codes() {
-  // Codes are appended, never removed, so they run from 0 without a gap.
   std::vector<ReasonCode> codes;
-  for (int value = 0; !to_string(static_cast<ReasonCode>(value)).empty(); ++value) {
-    codes.push_back(static_cast<ReasonCode>(value));
-  }
+  codes.reserve(kReasonCodeNames.size());
+  for (const auto& [code, name] : kReasonCodeNames) codes.push_back(code);
   return codes;
 }
 
-std::string_view to_string(Overall overall) {
-  switch (overall) {
-    case Overall::kPass:
-      return "pass";
-    case Overall::kFail:
-      return "fail";
-    case Overall::kInconclusive:
-      return "inconclusive";
-  }
-  return "inconclusive";
-}
+std::string_view to_string(Overall overall) { return name_of(kOverallNames, overall, "inconclusive"); }
 
 Overall overall_of(const std::vector<Verdict>& verdicts) {
   if (verdicts.empty()) return Overall::kInconclusive;
