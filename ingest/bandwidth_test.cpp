@@ -15,7 +15,6 @@ using tool_text::Line;
 using tool_text::parse_count;
 using tool_text::parse_number;
 
-constexpr double kMaxPlausibleGbps = 1e5;
 constexpr std::uint64_t kMaxDevices = 4096;
 // Old samples' "MB" is 2^20 bytes (see the header).
 constexpr double kGbpsPerMibps = 1048576.0 / 1e9;
@@ -142,9 +141,7 @@ bool only_dots(std::string_view t) { return !t.empty() && t.find_first_not_of('.
 }  // namespace
 
 Result<ToolCapture> parse_bandwidth_test(std::string_view text, std::string_view source) {
-  ToolCapture capture;
-  capture.tool = "bandwidthTest";
-  capture.source = std::string(source);
+  ToolCapture capture = empty_capture("bandwidthTest", source);
   Run run;
   std::optional<Table> table;
   bool device_to_device = false;

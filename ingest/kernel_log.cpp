@@ -1,9 +1,9 @@
 // The kernel log reader. Logs are pasted by the hundred megabytes (a month of
 // journal) and almost every line is not about PCIe, so lines are not searched
 // one by one: one pass over the whole text looks for the markers of every
-// event at once (a two-byte anchor per marker, sixteen bytes at a time), and
-// only a line that holds a marker is read in full. The lines in between are
-// only counted. Measured against `grep -cE` by bench/diagnose_vs_grep.sh.
+// event at once (marker_scanner.hpp), and only a line that holds a marker is
+// read in full. The lines in between are only counted. Measured against
+// `grep -cE` by bench/diagnose_vs_grep.sh.
 #include "ingest/kernel_log.hpp"
 
 #include <algorithm>
@@ -14,12 +14,10 @@
 #include <map>
 #include <utility>
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#endif
-
 #include "ingest/lspci_text.hpp"
+#include "ingest/marker_scanner.hpp"
 #include "ingest/stamped_lines.hpp"
+#include "model/enum_names.hpp"
 
 namespace pcieval {
 namespace {
@@ -192,168 +190,40 @@ constexpr std::string_view kStatusDump = "    [";
 //
 // Each marker has a two-byte anchor, chosen to be rare in the lines of a GPU
 // node's log that are not about PCIe (boot, USB, NVMe, systemd, network), so
-// the scan seldom stops.
-struct Marker {
-  std::string_view text;
-  std::size_t anchor;  // offset of the two anchor bytes in `text`
-};
+// the scan (marker_scanner.hpp) seldom stops. "bw" shares a bucket with "dw":
+// they differ in the first byte's low nibble only, so the bucket still passes
+// exactly those two.
 constexpr std::array kMarkers{
-    Marker{"available PCIe bandwidth", 18},    // "dw"
-    Marker{"Link Bandwidth Notification", 8},  // "dw"
-    Marker{"PCIe Bus Error: severity=", 23},   // "y="
-    Marker{"Surprise Down", 2},                // "rp"
-    Marker{"] SDES", 2},                       // "SD"
-    Marker{"Xid (", 0},                        // "Xi"
-    Marker{"NVRM: GPU ", 1},                   // "VR"
-    Marker{"AER: ", 2},                        // "R:"
-    Marker{"error status/mask=", 16},          // "k="
-    Marker{"bwctrl", 0},                       // "bw"
-    Marker{"bw_notification", 0},              // "bw"
+    ScanMarker{"available PCIe bandwidth", 18},    // "dw"
+    ScanMarker{"Link Bandwidth Notification", 8},  // "dw"
+    ScanMarker{"PCIe Bus Error: severity=", 23},   // "y="
+    ScanMarker{"Surprise Down", 2},                // "rp"
+    ScanMarker{"] SDES", 2},                       // "SD"
+    ScanMarker{"Xid (", 0},                        // "Xi"
+    ScanMarker{"NVRM: GPU ", 1},                   // "VR"
+    ScanMarker{"AER: ", 2},                        // "R:"
+    ScanMarker{"error status/mask=", 16},          // "k="
+    ScanMarker{"bwctrl", 0},                       // "bw"
+    ScanMarker{"bw_notification", 0},              // "bw"
 };
-
-constexpr unsigned char anchor_byte(const Marker& marker, std::size_t which) {
-  return static_cast<unsigned char>(marker.text[marker.anchor + which]);
-}
-
-constexpr unsigned anchor_key(unsigned char first, unsigned char second) { return unsigned{first} << 8 | second; }
-
-// Bit k set when some marker's anchor is the byte pair k: 8 KiB, stays in L1.
-// The exact test, byte by byte.
-using AnchorTable = std::array<std::uint64_t, 1024>;
-constexpr AnchorTable make_anchor_table() {
-  AnchorTable table{};
-  for (const Marker& marker : kMarkers) {
-    const unsigned key = anchor_key(anchor_byte(marker, 0), anchor_byte(marker, 1));
-    table[key >> 6] |= std::uint64_t{1} << (key & 63);
-  }
-  return table;
-}
-constexpr AnchorTable kAnchorTable = make_anchor_table();
-
-bool anchor_at(const unsigned char* bytes, std::size_t at) {
-  const unsigned key = anchor_key(bytes[at], bytes[at + 1]);
-  return (kAnchorTable[key >> 6] >> (key & 63) & 1) != 0;
-}
-
-// The first anchor at or after `from`, or `size`: the portable loop, and the
-// tail of the vector one.
-std::size_t next_anchor_bytewise(const unsigned char* bytes, std::size_t size, std::size_t from) {
-  for (std::size_t at = from; at + 1 < size; ++at) {
-    if (anchor_at(bytes, at)) return at;
-  }
-  return size;
-}
-
-#if defined(__x86_64__) && defined(__GNUC__)
-// The same search sixteen bytes at a time, as Hyperscan's and ripgrep's
-// "Teddy" does: each distinct anchor gets a bucket bit, and four 16-entry
-// tables give, for the low and high nibble of the first and second anchor
-// byte, the buckets that nibble can belong to. A position whose four lookups
-// share a bucket is a candidate; with one anchor per bucket that is exact,
-// and a bucket that holds two anchors can also pass their nibbles' mixtures,
-// which marker_at() then rejects. About seven times the speed of the
-// bytewise loop; pshufb needs SSSE3 (every x86-64 server CPU since 2006), so
-// the choice is made at run time.
-struct NibbleTables {
-  std::array<std::uint8_t, 16> first_low{}, first_high{}, second_low{}, second_high{};
-};
-
-constexpr NibbleTables make_nibble_tables() {
-  NibbleTables tables;
-  // Distinct anchors in marker order; the ninth, "bw", shares a bucket with
-  // the first, "dw": they differ in the first byte's low nibble only, so the
-  // bucket still passes exactly those two.
-  std::array<unsigned, kMarkers.size()> seen{};
-  std::size_t distinct = 0;
-  for (const Marker& marker : kMarkers) {
-    const unsigned char first = anchor_byte(marker, 0);
-    const unsigned char second = anchor_byte(marker, 1);
-    const unsigned key = anchor_key(first, second);
-    bool known = false;
-    for (std::size_t i = 0; i < distinct; ++i) known = known || seen[i] == key;
-    if (known) continue;
-    seen[distinct] = key;
-    const auto bit = static_cast<std::uint8_t>(1U << (distinct % 8));
-    ++distinct;
-    tables.first_low[first & 15U] |= bit;
-    tables.first_high[first >> 4U] |= bit;
-    tables.second_low[second & 15U] |= bit;
-    tables.second_high[second >> 4U] |= bit;
-  }
-  return tables;
-}
-constexpr NibbleTables kNibbles = make_nibble_tables();
-
-// The buckets each byte of `block` can belong to, by the two nibble tables.
-__attribute__((target("ssse3"))) __m128i buckets_of(__m128i block, __m128i low, __m128i high) {
-  const __m128i low_nibble = _mm_set1_epi8(0x0f);
-  const __m128i low_part = _mm_shuffle_epi8(low, _mm_and_si128(block, low_nibble));
-  const __m128i high_part = _mm_shuffle_epi8(high, _mm_and_si128(_mm_srli_epi16(block, 4), low_nibble));
-  return _mm_and_si128(low_part, high_part);
-}
-
-__attribute__((target("ssse3"))) __m128i load_table(const std::array<std::uint8_t, 16>& nibbles) {
-  return _mm_loadu_si128(reinterpret_cast<const __m128i*>(nibbles.data()));
-}
-
-__attribute__((target("ssse3"))) std::size_t next_anchor_ssse3(const unsigned char* bytes, std::size_t size,
-                                                               std::size_t from) {
-  const __m128i first_low = load_table(kNibbles.first_low);
-  const __m128i first_high = load_table(kNibbles.first_high);
-  const __m128i second_low = load_table(kNibbles.second_low);
-  const __m128i second_high = load_table(kNibbles.second_high);
-  std::size_t at = from;
-  // Each block reads 17 bytes: the second anchor byte of its last position.
-  for (; at + 17 <= size; at += 16) {
-    const __m128i first = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes + at));
-    const __m128i second = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes + at + 1));
-    const __m128i both =
-        _mm_and_si128(buckets_of(first, first_low, first_high), buckets_of(second, second_low, second_high));
-    const auto none = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(both, _mm_setzero_si128())));
-    if (none != 0xffffU) return at + static_cast<std::size_t>(__builtin_ctz(~none & 0xffffU));
-  }
-  return next_anchor_bytewise(bytes, size, at);
-}
-
-std::size_t next_anchor(const unsigned char* bytes, std::size_t size, std::size_t from) {
-  static const bool ssse3 = __builtin_cpu_supports("ssse3") != 0;
-  return ssse3 ? next_anchor_ssse3(bytes, size, from) : next_anchor_bytewise(bytes, size, from);
-}
-#else
-std::size_t next_anchor(const unsigned char* bytes, std::size_t size, std::size_t from) {
-  return next_anchor_bytewise(bytes, size, from);
-}
-#endif
-
-// True when a marker whose anchor sits at `at` is there in full.
-bool marker_at(std::string_view text, std::size_t at) {
-  for (const Marker& marker : kMarkers) {
-    if (text[at] != marker.text[marker.anchor] || text[at + 1] != marker.text[marker.anchor + 1]) continue;
-    if (at < marker.anchor) continue;
-    const std::size_t start = at - marker.anchor;
-    if (text.size() - start >= marker.text.size() &&
-        std::memcmp(text.data() + start, marker.text.data(), marker.text.size()) == 0) {
-      return true;
-    }
-  }
-  return false;
-}
-
-// The position of the first marker at or after `from`, or text.size().
-std::size_t next_marker(std::string_view text, std::size_t from) {
-  const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
-  for (std::size_t at = next_anchor(bytes, text.size(), from); at < text.size();
-       at = next_anchor(bytes, text.size(), at + 1)) {
-    if (marker_at(text, at)) return at;
-  }
-  return text.size();
-}
+constexpr MarkerScanner kMarkerScanner{kMarkers};
 
 // The end of the line that holds `from`: its '\n', or the end of the text.
 std::size_t line_end(std::string_view text, std::size_t from) {
   const void* found = std::memchr(text.data() + from, '\n', text.size() - from);
   return found == nullptr ? text.size() : static_cast<std::size_t>(static_cast<const char*>(found) - text.data());
 }
+
+constexpr EnumNames<KernelEventKind, 7> kKernelEventKindNames{{
+    {KernelEventKind::kBandwidthLimited, "bandwidth_limited"},
+    {KernelEventKind::kAerCorrected, "aer_corrected"},
+    {KernelEventKind::kAerUncorrectedNonFatal, "aer_uncorrected_nonfatal"},
+    {KernelEventKind::kAerUncorrectedFatal, "aer_uncorrected_fatal"},
+    {KernelEventKind::kSurpriseDown, "surprise_down"},
+    {KernelEventKind::kBandwidthNotification, "bandwidth_notification"},
+    {KernelEventKind::kGpuFellOffBus, "gpu_fell_off_bus"},
+}};
+static_assert(names_every_value_in_order(kKernelEventKindNames));
 
 class Reader {
  public:
@@ -557,25 +427,7 @@ class Reader {
 
 }  // namespace
 
-std::string_view to_string(KernelEventKind kind) {
-  switch (kind) {
-    case KernelEventKind::kBandwidthLimited:
-      return "bandwidth_limited";
-    case KernelEventKind::kAerCorrected:
-      return "aer_corrected";
-    case KernelEventKind::kAerUncorrectedNonFatal:
-      return "aer_uncorrected_nonfatal";
-    case KernelEventKind::kAerUncorrectedFatal:
-      return "aer_uncorrected_fatal";
-    case KernelEventKind::kSurpriseDown:
-      return "surprise_down";
-    case KernelEventKind::kBandwidthNotification:
-      return "bandwidth_notification";
-    case KernelEventKind::kGpuFellOffBus:
-      return "gpu_fell_off_bus";
-  }
-  return "unknown";
-}
+std::string_view to_string(KernelEventKind kind) { return name_of(kKernelEventKindNames, kind); }
 
 std::optional<KernelLogEvent> parse_bandwidth_limited(std::string_view line) {
   constexpr std::string_view kAvailable = " Gb/s available PCIe bandwidth, limited by ";
@@ -639,10 +491,7 @@ bool is_kernel_log_line(std::string_view line) {
 bool looks_like_kernel_log(std::string_view text) {
   std::size_t start = 0;
   while (start < text.size()) {
-    auto end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = trim_blanks(text.substr(start, end - start));
-    start = end + 1;
+    const std::string_view line = trim_blanks(next_line(text, start));
     if (line.empty()) continue;
     if (kernel_shaped(line) || contains(line, "available PCIe bandwidth") || contains(line, "PCIe Bus Error:") ||
         contains(line, "NVRM: Xid (")) {
@@ -658,7 +507,7 @@ Result<KernelLogCapture> parse_kernel_log(std::string_view text, std::string_vie
   std::size_t number = first_line > 0 ? first_line - 1 : 0;  // lines before `start`
   std::size_t read_until = 0;                                // the last line of the last marker line's report
   while (start < text.size()) {
-    const std::size_t marker = next_marker(text, start);
+    const std::size_t marker = kMarkerScanner.next(text, start);
     // The start of the marker's line; `start` begins a line, so it is no later.
     std::size_t marker_line = text.size();
     if (marker < text.size()) {

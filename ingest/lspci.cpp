@@ -397,10 +397,7 @@ bool looks_like_lspci_vv(std::string_view text) {
   std::optional<Prefix> after_header;
   std::size_t start = 0;
   while (start < text.size()) {
-    auto end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = text.substr(start, end - start);
-    start = end + 1;
+    const std::string_view line = next_line(text, start);
     if (auto header = find_header(line)) {
       after_header = std::move(header->second);
       continue;
@@ -436,10 +433,7 @@ Result<LspciCapture> parse_lspci(std::string_view text, std::string_view source)
   std::size_t line_number = 0;
   std::size_t start = 0;
   while (start < text.size()) {
-    auto end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view raw = text.substr(start, end - start);
-    start = end + 1;
+    const std::string_view raw = next_line(text, start);
     ++line_number;
     // A header may be indented too (a markdown code block indented by four).
     if (auto found = find_header(raw)) {

@@ -169,6 +169,14 @@ Reading<int> parse_lspci_width(std::string_view text) {
   return lanes;
 }
 
+std::string_view next_line(std::string_view text, std::size_t& start) {
+  auto end = text.find('\n', start);
+  if (end == std::string_view::npos) end = text.size();
+  const std::string_view line = text.substr(start, end - start);
+  start = end + 1;
+  return line;
+}
+
 std::string_view trim_blanks(std::string_view text) {
   const auto first = text.find_first_not_of(" \t\r");
   if (first == std::string_view::npos) return {};

@@ -45,4 +45,9 @@ namespace pcieval {
 // Leading and trailing spaces, tabs and carriage returns removed.
 [[nodiscard]] std::string_view trim_blanks(std::string_view text);
 
+// The line of `text` that starts at `start`, without its '\n'; `start` moves
+// to the next line's start (past the end after the last line). For the
+// readers' loops: `while (start < text.size()) { line = next_line(text, start); ... }`.
+[[nodiscard]] std::string_view next_line(std::string_view text, std::size_t& start);
+
 }  // namespace pcieval

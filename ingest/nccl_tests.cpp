@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <nlohmann/json.hpp>
 #include <optional>
 
+#include "ingest/tool_json.hpp"
 #include "model/captured_event.hpp"
 
 namespace pcieval {
@@ -20,7 +20,6 @@ using tool_text::Line;
 using tool_text::parse_count;
 using tool_text::parse_number;
 
-constexpr double kMaxPlausibleGbps = 1e5;
 constexpr std::size_t kMaxRanks = 65536;
 
 struct Half {
@@ -227,9 +226,7 @@ void add_all_reduce_readings(ToolCapture& capture, const std::optional<std::stri
 double all_reduce_bus_factor(int ranks) { return 2.0 * (ranks - 1) / ranks; }
 
 Result<ToolCapture> parse_nccl_tests(std::string_view text, std::string_view source) {
-  ToolCapture capture;
-  capture.tool = "nccl-tests";
-  capture.source = std::string(source);
+  ToolCapture capture = empty_capture("nccl-tests", source);
   std::optional<Columns> columns;
   std::string first_host;
   std::optional<std::string> p2p_disabled_at;
@@ -277,13 +274,10 @@ Result<ToolCapture> parse_nccl_tests(std::string_view text, std::string_view sou
 }
 
 Result<ToolCapture> parse_nccl_tests_json(std::string_view text, std::string_view source) {
-  ToolCapture capture;
-  capture.tool = "nccl-tests";
-  capture.source = std::string(source);
-  const nlohmann::json document = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
-  if (document.is_discarded() || !document.is_object()) {
-    return make_error(capture.source + ": not JSON (nccl-tests -J writes one JSON object)");
-  }
+  ToolCapture capture = empty_capture("nccl-tests", source);
+  auto parsed = tool_text::parse_json_object(text, capture.source, "nccl-tests -J writes one JSON object");
+  if (!parsed) return parsed.error();
+  const nlohmann::json& document = parsed.value();
   const auto results = document.find("results");
   if (results == document.end() || !results->is_array()) {
     return make_error(capture.source + ": JSON without \"results\": not nccl-tests -J output");

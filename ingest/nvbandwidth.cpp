@@ -6,11 +6,12 @@
 #include "ingest/nvbandwidth.hpp"
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 #include <utility>
+
+#include "ingest/tool_json.hpp"
 
 namespace pcieval {
 namespace {
@@ -22,7 +23,6 @@ using tool_text::parse_number;
 using tool_text::quote;
 
 // A rate above this is not a bandwidth any bus carries: the text was damaged.
-constexpr double kMaxPlausibleGbps = 1e5;
 // Matrices are one row per host or GPU; more than this is not nvbandwidth's.
 constexpr std::size_t kMaxMatrixIndex = 4096;
 // nvbandwidth's text never prints its copy size; its --bufferSize default is
@@ -168,9 +168,7 @@ Status finish(ToolCapture& capture, std::string_view what) {
 }  // namespace
 
 Result<ToolCapture> parse_nvbandwidth(std::string_view text, std::string_view source) {
-  ToolCapture capture;
-  capture.tool = "nvbandwidth";
-  capture.source = std::string(source);
+  ToolCapture capture = empty_capture("nvbandwidth", source);
   std::optional<TextTest> test;
   std::set<std::string> other_tests;
   std::size_t bad_cells = 0;
@@ -252,13 +250,10 @@ Result<ToolCapture> parse_nvbandwidth(std::string_view text, std::string_view so
 }
 
 Result<ToolCapture> parse_nvbandwidth_json(std::string_view text, std::string_view source) {
-  ToolCapture capture;
-  capture.tool = "nvbandwidth";
-  capture.source = std::string(source);
-  const nlohmann::json document = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
-  if (document.is_discarded() || !document.is_object()) {
-    return make_error(capture.source + ": not JSON (nvbandwidth -j writes one JSON object)");
-  }
+  ToolCapture capture = empty_capture("nvbandwidth", source);
+  auto parsed = tool_text::parse_json_object(text, capture.source, "nvbandwidth -j writes one JSON object");
+  if (!parsed) return parsed.error();
+  const nlohmann::json& document = parsed.value();
   const auto root = document.find("nvbandwidth");
   if (root == document.end() || !root->is_object()) {
     return make_error(capture.source + ": JSON without an \"nvbandwidth\" object: not nvbandwidth -j output");

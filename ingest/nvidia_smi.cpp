@@ -7,9 +7,11 @@
 #include <cctype>
 #include <charconv>
 #include <cstdio>
+#include <initializer_list>
 #include <utility>
 
 #include "ingest/lspci_text.hpp"
+#include "model/enum_names.hpp"
 
 namespace pcieval {
 namespace {
@@ -75,6 +77,20 @@ struct Section {
   std::string_view name;
 };
 
+// The fields of one section that pcieval reads, by name (matched ignoring
+// case, as nvidia-smi's capitalisation varies between driver versions).
+struct NamedField {
+  std::string_view name;
+  Field field;
+};
+
+Field field_named(std::string_view name, std::initializer_list<NamedField> fields) {
+  for (const NamedField& named : fields) {
+    if (iequals(name, named.name)) return named.field;
+  }
+  return Field::kIgnored;
+}
+
 Field field_of(const std::vector<Section>& sections, std::string_view name) {
   const auto in = [&](std::initializer_list<std::string_view> path) {
     if (sections.size() != path.size()) return false;
@@ -84,35 +100,27 @@ Field field_of(const std::vector<Section>& sections, std::string_view name) {
     }
     return true;
   };
-  if (in({})) {
-    if (iequals(name, "Product Name")) return Field::kProductName;
-    if (iequals(name, "Performance State")) return Field::kPstate;
-    return Field::kIgnored;
-  }
+  if (in({})) return field_named(name, {{"Product Name", Field::kProductName}, {"Performance State", Field::kPstate}});
   if (in({"PCI"})) {
-    if (iequals(name, "Bus Id")) return Field::kBusId;
-    if (iequals(name, "Device Id")) return Field::kDeviceId;
-    if (iequals(name, "Base Classcode")) return Field::kBaseClass;
-    if (iequals(name, "Sub Classcode")) return Field::kSubClass;
-    if (iequals(name, "Replays Since Reset")) return Field::kReplays;
-    if (iequals(name, "Replay Number Rollovers")) return Field::kRollovers;
-    if (iequals(name, "Tx Throughput")) return Field::kTx;
-    if (iequals(name, "Rx Throughput")) return Field::kRx;
-    return Field::kIgnored;
+    return field_named(name, {{"Bus Id", Field::kBusId},
+                              {"Device Id", Field::kDeviceId},
+                              {"Base Classcode", Field::kBaseClass},
+                              {"Sub Classcode", Field::kSubClass},
+                              {"Replays Since Reset", Field::kReplays},
+                              {"Replay Number Rollovers", Field::kRollovers},
+                              {"Tx Throughput", Field::kTx},
+                              {"Rx Throughput", Field::kRx}});
   }
   if (in({"PCI", "GPU Link Info", "PCIe Generation"})) {
-    if (iequals(name, "Max")) return Field::kGenMax;
-    if (iequals(name, "Current")) return Field::kGenCurrent;
-    if (iequals(name, "Device Max")) return Field::kGenDeviceMax;
-    if (iequals(name, "Host Max")) return Field::kGenHostMax;
-    return Field::kIgnored;
+    return field_named(name, {{"Max", Field::kGenMax},
+                              {"Current", Field::kGenCurrent},
+                              {"Device Max", Field::kGenDeviceMax},
+                              {"Host Max", Field::kGenHostMax}});
   }
   if (in({"PCI", "GPU Link Info", "Link Width"})) {
-    if (iequals(name, "Max")) return Field::kWidthMax;
-    if (iequals(name, "Current")) return Field::kWidthCurrent;
-    return Field::kIgnored;
+    return field_named(name, {{"Max", Field::kWidthMax}, {"Current", Field::kWidthCurrent}});
   }
-  if (in({"Utilization"}) && iequals(name, "Gpu")) return Field::kUtilGpu;
+  if (in({"Utilization"})) return field_named(name, {{"Gpu", Field::kUtilGpu}});
   return Field::kIgnored;
 }
 
@@ -297,6 +305,12 @@ class Reader {
   std::vector<Section> sections_;
 };
 
+constexpr EnumNames<CapturedLoad, 3> kCapturedLoadNames{{
+    {CapturedLoad::kIdle, "idle"},
+    {CapturedLoad::kBusy, "busy"},
+    {CapturedLoad::kUnclear, "unclear"},
+}};
+
 }  // namespace
 
 std::optional<std::uint8_t> parse_smi_class_byte(std::string_view text) {
@@ -397,17 +411,7 @@ CapturedLoad captured_load(const NvmlGpuLink& nvml) {
   return CapturedLoad::kUnclear;
 }
 
-std::string_view to_string(CapturedLoad load) {
-  switch (load) {
-    case CapturedLoad::kIdle:
-      return "idle";
-    case CapturedLoad::kBusy:
-      return "busy";
-    case CapturedLoad::kUnclear:
-      return "unclear";
-  }
-  return "unclear";
-}
+std::string_view to_string(CapturedLoad load) { return name_of(kCapturedLoadNames, load, "unclear"); }
 
 bool looks_like_nvidia_smi(std::string_view text) {
   if (text.find("==NVSMI LOG==") != std::string_view::npos) return true;
@@ -415,11 +419,8 @@ bool looks_like_nvidia_smi(std::string_view text) {
   std::size_t start = 0;
   bool after_header = false;
   while (start < text.size()) {
-    auto end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view raw = text.substr(start, end - start);
+    const std::string_view raw = next_line(text, start);
     const std::string_view line = trim_blanks(raw);
-    start = end + 1;
     if (line.empty()) continue;
     if (after_header && indent_of(raw) > 0 &&
         (line.starts_with("Product Name") || line == "PCI" || line.starts_with("Product Brand"))) {
@@ -435,10 +436,8 @@ Result<NvidiaSmiCapture> parse_nvidia_smi(std::string_view text, std::string_vie
   std::size_t start = 0;
   std::size_t number = 0;
   while (start < text.size()) {
-    auto end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    reader.line(text.substr(start, end - start), ++number);
-    start = end + 1;
+    const std::string_view line = next_line(text, start);
+    reader.line(line, ++number);
   }
   return std::move(reader).finish();
 }

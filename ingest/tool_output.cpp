@@ -20,7 +20,15 @@ std::size_t assign_gpu_addresses(ToolCapture& capture, const std::map<int, PciAd
   return mapped;
 }
 
+ToolCapture empty_capture(std::string_view tool, std::string_view source) {
+  ToolCapture capture;
+  capture.tool = std::string(tool);
+  capture.source = std::string(source);
+  return capture;
+}
+
 namespace tool_text {
+
 namespace {
 
 // `mpirun --tag-output` prefixes "[1,0]<stdout>:"; Slurm's `srun --label`

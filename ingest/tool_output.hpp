@@ -68,6 +68,12 @@ struct ToolCapture {
 // whose index is not in it keep "GPU <index>". Returns how many were mapped.
 std::size_t assign_gpu_addresses(ToolCapture& capture, const std::map<int, PciAddress>& addresses);
 
+// A rate above this is not a bandwidth any bus carries: the text was damaged.
+inline constexpr double kMaxPlausibleGbps = 1e5;
+
+// An empty capture of `tool`'s output read from `source`.
+[[nodiscard]] ToolCapture empty_capture(std::string_view tool, std::string_view source);
+
 namespace tool_text {
 
 // A line of a capture with its 1-based number; `text` has no line break and
