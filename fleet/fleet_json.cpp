@@ -97,6 +97,18 @@ void check_version(DocumentReader& in, const Node& node) {
   }
 }
 
+// Which GPUs a number is about (device id, model, link) and which number it
+// is (probe, direction): the fields a node's GPU measurement, a group and an
+// outlier share, read in that order.
+template <class Record>
+void read_gpu_and_number(DocumentReader& in, const Node& node, Record& record) {
+  record.device_id = in.text(in.member(node, "device_id"));
+  record.model = in.text(in.member(node, "model"));
+  record.link = in.text(in.member(node, "link"));
+  record.probe = in.text(in.member(node, "probe"));
+  record.direction = in.one_of(in.member(node, "direction"), kDirections);
+}
+
 FleetNode read_node(DocumentReader& in, const Node& node) {
   FleetNode n;
   n.host = in.text(in.member(node, "host"));
@@ -115,11 +127,7 @@ FleetNode read_node(DocumentReader& in, const Node& node) {
   for (const Node& g : in.items(in.member(node, "gpus"))) {
     FleetGpuMeasurement gpu;
     gpu.gpu = in.text(in.member(g, "gpu"));
-    gpu.device_id = in.text(in.member(g, "device_id"));
-    gpu.model = in.text(in.member(g, "model"));
-    gpu.link = in.text(in.member(g, "link"));
-    gpu.probe = in.text(in.member(g, "probe"));
-    gpu.direction = in.one_of(in.member(g, "direction"), kDirections);
+    read_gpu_and_number(in, g, gpu);
     gpu.median_gbps = non_negative(in, in.member(g, "median_gbps"));
     n.gpus.push_back(std::move(gpu));
   }
@@ -171,11 +179,7 @@ Fleet read_fleet(DocumentReader& in, const Node& root) {
   for (const Node& node : in.items(in.member(root, "nodes"))) fleet.nodes.push_back(read_node(in, node));
   for (const Node& g : in.items(in.member(root, "groups"))) {
     FleetGroup group;
-    group.device_id = in.text(in.member(g, "device_id"));
-    group.model = in.text(in.member(g, "model"));
-    group.link = in.text(in.member(g, "link"));
-    group.probe = in.text(in.member(g, "probe"));
-    group.direction = in.one_of(in.member(g, "direction"), kDirections);
+    read_gpu_and_number(in, g, group);
     group.gpus = size(in, in.member(g, "gpus"));
     group.median_gbps = non_negative(in, in.member(g, "median_gbps"));
     group.mad_gbps = non_negative(in, in.member(g, "mad_gbps"));
@@ -187,11 +191,7 @@ Fleet read_fleet(DocumentReader& in, const Node& root) {
     FleetOutlier outlier;
     outlier.host = in.text(in.member(o, "host"));
     outlier.gpu = in.text(in.member(o, "gpu"));
-    outlier.device_id = in.text(in.member(o, "device_id"));
-    outlier.model = in.text(in.member(o, "model"));
-    outlier.link = in.text(in.member(o, "link"));
-    outlier.probe = in.text(in.member(o, "probe"));
-    outlier.direction = in.one_of(in.member(o, "direction"), kDirections);
+    read_gpu_and_number(in, o, outlier);
     outlier.median_gbps = non_negative(in, in.member(o, "median_gbps"));
     outlier.group_median_gbps = non_negative(in, in.member(o, "group_median_gbps"));
     outlier.mad_gbps = non_negative(in, in.member(o, "mad_gbps"));

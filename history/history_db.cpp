@@ -260,6 +260,21 @@ constexpr const char* kSelectedRunsOfSubject =
     "SELECT id FROM runs WHERE id IN (SELECT run_id FROM measurements WHERE subject = ?1) "
     "ORDER BY started_s DESC, id DESC LIMIT ?2";
 
+// Runs `sql` (a query over kSelectedRuns*) with the query's parameters bound
+// and hands each row to `read`; `doing` names the step in an error
+// ("listing runs").
+template <class Read>
+Status each_row(sqlite3* db, const std::string& path, const std::string& sql, const HistoryQuery& query,
+                const std::string& doing, Read read) {
+  auto statement = prepare(db, path, sql.c_str());
+  if (!statement) return statement.error();
+  bind_query(statement->get(), query);
+  int step = 0;
+  while ((step = sqlite3_step(statement->get())) == SQLITE_ROW) read(statement->get());
+  if (step != SQLITE_DONE) return db_error(db, path, doing);
+  return ok_status();
+}
+
 }  // namespace
 
 Result<std::vector<HistoryRun>> HistoryDb::runs(const HistoryQuery& query) const {
@@ -268,16 +283,11 @@ Result<std::vector<HistoryRun>> HistoryDb::runs(const HistoryQuery& query) const
   const std::string sql = std::string("SELECT id, started_s, host, overall, summary FROM runs WHERE id IN (") +
                           (query.subject ? kSelectedRunsOfSubject : kSelectedRunsAll) +
                           ") ORDER BY started_s DESC, id DESC";
-  auto statement = prepare(db_.get(), path_, sql.c_str());
-  if (!statement) return statement.error();
-  bind_query(statement->get(), query);
-  int step = 0;
-  while ((step = sqlite3_step(statement->get())) == SQLITE_ROW) {
-    sqlite3_stmt* row = statement->get();
+  const Status listed = each_row(db_.get(), path_, sql, query, "listing runs", [&runs](sqlite3_stmt* row) {
     runs.push_back(HistoryRun{sqlite3_column_int64(row, 0), sqlite3_column_double(row, 1), column_text(row, 2),
                               column_text(row, 3), column_text(row, 4)});
-  }
-  if (step != SQLITE_DONE) return db_error(db_.get(), path_, "listing runs");
+  });
+  if (!listed) return listed.error();
   return runs;
 }
 
@@ -290,12 +300,7 @@ Result<std::vector<HistoryPoint>> HistoryDb::points(const HistoryQuery& query) c
           "FROM measurements m JOIN runs r ON r.id = m.run_id WHERE r.id IN (") +
       (query.subject ? kSelectedRunsOfSubject : kSelectedRunsAll) + ")" + (query.subject ? " AND m.subject = ?1" : "") +
       " ORDER BY r.started_s, r.id, m.subject, m.probe, m.direction, m.size_bytes";
-  auto statement = prepare(db_.get(), path_, sql.c_str());
-  if (!statement) return statement.error();
-  bind_query(statement->get(), query);
-  int step = 0;
-  while ((step = sqlite3_step(statement->get())) == SQLITE_ROW) {
-    sqlite3_stmt* row = statement->get();
+  const Status read = each_row(db_.get(), path_, sql, query, "reading measurements", [&points](sqlite3_stmt* row) {
     HistoryPoint point;
     point.run_id = sqlite3_column_int64(row, 0);
     point.started_s = sqlite3_column_double(row, 1);
@@ -304,8 +309,8 @@ Result<std::vector<HistoryPoint>> HistoryDb::points(const HistoryQuery& query) c
         HistoryMeasurement{column_text(row, 3), column_text(row, 4), column_text(row, 5),
                            static_cast<std::uint64_t>(sqlite3_column_int64(row, 6)), sqlite3_column_double(row, 7)};
     points.push_back(std::move(point));
-  }
-  if (step != SQLITE_DONE) return db_error(db_.get(), path_, "reading measurements");
+  });
+  if (!read) return read.error();
   return points;
 }
 
