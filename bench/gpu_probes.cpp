@@ -139,15 +139,43 @@ class GpuProbe : public Probe {
   bool in_quick_;
 };
 
+// One GPU at a time, each behind a latch of its own: where the GPU's host
+// buffers go, its latch, then what the probe measures on it.
+class PerGpuProbe : public GpuProbe {
+ public:
+  using GpuProbe::GpuProbe;
+
+ protected:
+  // Where `gpu`'s host buffers go: its own node by default. nullopt leaves
+  // the GPU out, with the reason already in `output`.
+  [[nodiscard]] virtual std::optional<Placement> placement_of(const ProbeContext& context, const GpuTarget& gpu,
+                                                              ProbeOutput& output) const {
+    return local_placement(context, gpu, output);
+  }
+  virtual void run_gpu(const ProbeContext& context, const GpuTarget& gpu, const Placement& placement, Latch& latch,
+                       ProbeOutput& output) const = 0;
+
+ private:
+  void run_on(const ProbeContext& context, const std::vector<GpuTarget>& targets, ProbeOutput& output) const final {
+    for (const GpuTarget& gpu : targets) {
+      const std::optional<Placement> placement = placement_of(context, gpu, output);
+      if (!placement) continue;
+      auto latch = gpu_latch(context, gpu, output);
+      if (!latch) continue;
+      run_gpu(context, gpu, *placement, *latch, output);
+    }
+  }
+};
+
 // One GPU at a time, one direction at a time, pinned host memory on the
 // GPU's node (or, for remote_numa_ce, on another node).
-class SingleGpuProbe final : public GpuProbe {
+class SingleGpuProbe final : public PerGpuProbe {
  public:
   enum class Where { kLocal, kRemote };
 
   SingleGpuProbe(std::string_view key, std::string_view description, std::vector<Direction> directions,
                  CopyMethod method, Where where)
-      : GpuProbe(key, description, where == Where::kLocal),
+      : PerGpuProbe(key, description, where == Where::kLocal),
         directions_(std::move(directions)),
         method_(method),
         where_(where) {}
@@ -161,44 +189,41 @@ class SingleGpuProbe final : public GpuProbe {
     return remote_numa_skip_reason(numa_nodes(topology).size(), gpu_nodes);
   }
 
-  void run_on(const ProbeContext& context, const std::vector<GpuTarget>& targets, ProbeOutput& output) const override {
-    for (const GpuTarget& gpu : targets) {
-      Placement placement;
-      if (where_ == Where::kLocal) {
-        placement = local_placement(context, gpu, output);
-      } else {
-        if (!gpu.local_node) {
-          // Another GPU's node is known (or the probe would be skipped): this
-          // one is left out, which is no fault of the GPU.
-          output.warnings.push_back(gpu_error(gpu,
-                                              "not measured: its NUMA node is unknown, so no node can be "
-                                              "called remote"));
-          continue;
-        }
-        auto remote = remote_placement(context, gpu);
-        if (!remote) {
-          add_gpu_fault(output, gpu, remote.error().message);
-          continue;
-        }
-        placement = remote.value();
+  [[nodiscard]] std::optional<Placement> placement_of(const ProbeContext& context, const GpuTarget& gpu,
+                                                      ProbeOutput& output) const override {
+    if (where_ == Where::kLocal) return local_placement(context, gpu, output);
+    if (!gpu.local_node) {
+      // Another GPU's node is known (or the probe would be skipped): this
+      // one is left out, which is no fault of the GPU.
+      output.warnings.push_back(gpu_error(gpu,
+                                          "not measured: its NUMA node is unknown, so no node can be "
+                                          "called remote"));
+      return std::nullopt;
+    }
+    auto remote = remote_placement(context, gpu);
+    if (!remote) {
+      add_gpu_fault(output, gpu, remote.error().message);
+      return std::nullopt;
+    }
+    return remote.value();
+  }
+
+  void run_gpu(const ProbeContext& context, const GpuTarget& gpu, const Placement& placement, Latch& latch,
+               ProbeOutput& output) const override {
+    for (Direction direction : directions_) {
+      auto setup = set_up_stream(context, gpu, direction, method_, placement, context.config.size_bytes);
+      if (!setup) {
+        add_gpu_fault(output, gpu, setup.error().message);
+        continue;
       }
-      auto latch = gpu_latch(context, gpu, output);
-      if (!latch) continue;
-      for (Direction direction : directions_) {
-        auto setup = set_up_stream(context, gpu, direction, method_, placement, context.config.size_bytes);
-        if (!setup) {
-          add_gpu_fault(output, gpu, setup.error().message);
-          continue;
-        }
-        CopyStream* streams[] = {setup.value().stream.get()};
-        auto rates = time_streams(context, streams, *latch);
-        if (!rates) {
-          add_gpu_fault(output, gpu, rates.error().message);
-          continue;
-        }
-        output.measurements.push_back(stream_measurement(key(), gpu, setup.value(), Aggregation::kAlone,
-                                                         std::move(rates.value().stream_gbps[0])));
+      CopyStream* streams[] = {setup.value().stream.get()};
+      auto rates = time_streams(context, streams, latch);
+      if (!rates) {
+        add_gpu_fault(output, gpu, rates.error().message);
+        continue;
       }
+      output.measurements.push_back(
+          stream_measurement(key(), gpu, setup.value(), Aggregation::kAlone, std::move(rates.value().stream_gbps[0])));
     }
   }
 
@@ -209,37 +234,32 @@ class SingleGpuProbe final : public GpuProbe {
 };
 
 // Both directions of one GPU at once, each timed by its own events.
-class BidirectionalProbe final : public GpuProbe {
+class BidirectionalProbe final : public PerGpuProbe {
  public:
-  using GpuProbe::GpuProbe;
+  using PerGpuProbe::PerGpuProbe;
 
  protected:
-  void run_on(const ProbeContext& context, const std::vector<GpuTarget>& targets, ProbeOutput& output) const override {
-    for (const GpuTarget& gpu : targets) {
-      const Placement placement = local_placement(context, gpu, output);
-      auto latch = gpu_latch(context, gpu, output);
-      if (!latch) continue;
-      std::vector<StreamSetup> setups;
-      for (Direction direction : kBothDirections) {
-        auto setup =
-            set_up_stream(context, gpu, direction, CopyMethod::kCopyEngine, placement, context.config.size_bytes);
-        if (!setup) {
-          add_gpu_fault(output, gpu, setup.error().message);
-          break;
-        }
-        setups.push_back(std::move(setup).value());
+  void run_gpu(const ProbeContext& context, const GpuTarget& gpu, const Placement& placement, Latch& latch,
+               ProbeOutput& output) const override {
+    std::vector<StreamSetup> setups;
+    for (Direction direction : kBothDirections) {
+      auto setup =
+          set_up_stream(context, gpu, direction, CopyMethod::kCopyEngine, placement, context.config.size_bytes);
+      if (!setup) {
+        add_gpu_fault(output, gpu, setup.error().message);
+        return;
       }
-      if (setups.size() != 2) continue;
-      CopyStream* streams[] = {setups[0].stream.get(), setups[1].stream.get()};
-      auto rates = time_streams(context, streams, *latch);
-      if (!rates) {
-        add_gpu_fault(output, gpu, rates.error().message);
-        continue;
-      }
-      for (std::size_t i = 0; i < setups.size(); ++i) {
-        output.measurements.push_back(stream_measurement(key(), gpu, setups[i], Aggregation::kWithReverse,
-                                                         std::move(rates.value().stream_gbps[i])));
-      }
+      setups.push_back(std::move(setup).value());
+    }
+    CopyStream* streams[] = {setups[0].stream.get(), setups[1].stream.get()};
+    auto rates = time_streams(context, streams, latch);
+    if (!rates) {
+      add_gpu_fault(output, gpu, rates.error().message);
+      return;
+    }
+    for (std::size_t i = 0; i < setups.size(); ++i) {
+      output.measurements.push_back(stream_measurement(key(), gpu, setups[i], Aggregation::kWithReverse,
+                                                       std::move(rates.value().stream_gbps[i])));
     }
   }
 };
@@ -437,42 +457,38 @@ int sweep_copies(std::uint64_t size_bytes) {
   return static_cast<int>(std::clamp<std::uint64_t>(copies, 1, kSweepMaxCopies));
 }
 
-class SweepProbe final : public GpuProbe {
+class SweepProbe final : public PerGpuProbe {
  public:
-  using GpuProbe::GpuProbe;
+  using PerGpuProbe::PerGpuProbe;
 
  protected:
-  void run_on(const ProbeContext& context, const std::vector<GpuTarget>& targets, ProbeOutput& output) const override {
-    for (const GpuTarget& gpu : targets) {
-      const Placement placement = local_placement(context, gpu, output);
-      auto latch = gpu_latch(context, gpu, output);
-      if (!latch) continue;
-      for (Direction direction : kBothDirections) {
-        // One buffer of the largest size serves every size: registering
-        // pins every page, which is slow, so it is done once.
-        auto setup = set_up_stream(context, gpu, direction, CopyMethod::kCopyEngine, placement, kSweepMaxBytes);
-        if (!setup) {
-          add_gpu_fault(output, gpu, setup.error().message);
+  void run_gpu(const ProbeContext& context, const GpuTarget& gpu, const Placement& placement, Latch& latch,
+               ProbeOutput& output) const override {
+    for (Direction direction : kBothDirections) {
+      // One buffer of the largest size serves every size: registering
+      // pins every page, which is slow, so it is done once.
+      auto setup = set_up_stream(context, gpu, direction, CopyMethod::kCopyEngine, placement, kSweepMaxBytes);
+      if (!setup) {
+        add_gpu_fault(output, gpu, setup.error().message);
+        continue;
+      }
+      CopyStream& stream = *setup.value().stream;
+      for (std::uint64_t size : sweep_sizes()) {
+        const std::string at = std::string(to_string(direction)) + " at " + std::to_string(size) + " bytes: ";
+        if (auto reshaped = stream.reshape({static_cast<std::size_t>(size), sweep_copies(size)}); !reshaped) {
+          add_gpu_fault(output, gpu, at + reshaped.error().message);
           continue;
         }
-        CopyStream& stream = *setup.value().stream;
-        for (std::uint64_t size : sweep_sizes()) {
-          const std::string at = std::string(to_string(direction)) + " at " + std::to_string(size) + " bytes: ";
-          if (auto reshaped = stream.reshape({static_cast<std::size_t>(size), sweep_copies(size)}); !reshaped) {
-            add_gpu_fault(output, gpu, at + reshaped.error().message);
-            continue;
-          }
-          CopyStream* streams[] = {&stream};
-          auto rates = time_streams(context, streams, *latch);
-          if (!rates) {
-            add_gpu_fault(output, gpu, at + rates.error().message);
-            // A retired GPU would fail every later size the same way.
-            if (stream.abandoned()) break;
-            continue;
-          }
-          output.measurements.push_back(stream_measurement(key(), gpu, setup.value(), Aggregation::kAlone,
-                                                           std::move(rates.value().stream_gbps[0])));
+        CopyStream* streams[] = {&stream};
+        auto rates = time_streams(context, streams, latch);
+        if (!rates) {
+          add_gpu_fault(output, gpu, at + rates.error().message);
+          // A retired GPU would fail every later size the same way.
+          if (stream.abandoned()) break;
+          continue;
         }
+        output.measurements.push_back(stream_measurement(key(), gpu, setup.value(), Aggregation::kAlone,
+                                                         std::move(rates.value().stream_gbps[0])));
       }
     }
   }
