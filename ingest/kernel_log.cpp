@@ -24,6 +24,13 @@ namespace {
 
 bool contains(std::string_view line, std::string_view marker) { return line.find(marker) != std::string_view::npos; }
 
+// Removes `prefix` from the front of `rest` when it is there; true when it was.
+bool consume(std::string_view& rest, std::string_view prefix) {
+  if (!rest.starts_with(prefix)) return false;
+  rest.remove_prefix(prefix.size());
+  return true;
+}
+
 // A full sysfs-style address token ("0000:01:00.0"), as dev_printk prints it.
 std::optional<PciAddress> full_address(std::string_view token) {
   if (token.size() < 12 || token.find(':') < 4) return std::nullopt;
@@ -75,14 +82,13 @@ std::optional<std::pair<PciAddress, int>> parse_xid(std::string_view line) {
   const auto at = line.find(kMarker);
   if (at == std::string_view::npos) return std::nullopt;
   std::string_view rest = line.substr(at + kMarker.size());
-  if (rest.starts_with("PCI:")) rest.remove_prefix(4);
+  consume(rest, "PCI:");
   const auto close = rest.find(')');
   if (close == std::string_view::npos) return std::nullopt;
   auto address = full_address(std::string(rest.substr(0, close)) + ".0");
   if (!address) return std::nullopt;
   rest = rest.substr(close + 1);
-  if (!rest.starts_with(": ")) return std::nullopt;
-  rest.remove_prefix(2);
+  if (!consume(rest, ": ")) return std::nullopt;
   int xid = 0;
   const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), xid);
   if (ec != std::errc{}) return std::nullopt;
@@ -95,8 +101,8 @@ std::optional<PciAddress> fallen_gpu(std::string_view line) {
   const auto nvrm = line.find("NVRM: GPU ");
   if (nvrm == std::string_view::npos) return std::nullopt;
   std::string_view rest = line.substr(nvrm + 10);
-  if (rest.starts_with("at ")) rest.remove_prefix(3);
-  if (rest.starts_with("PCI:")) rest.remove_prefix(4);
+  consume(rest, "at ");
+  consume(rest, "PCI:");
   const auto end = rest.find_first_of(" )");
   std::string_view token = rest.substr(0, end);
   if (token.ends_with(':')) token.remove_suffix(1);
@@ -113,28 +119,10 @@ std::optional<PciAddress> fallen_gpu(std::string_view line) {
 // id (bus << 8 | device << 3 | function) in the announcing port's domain.
 std::optional<PciAddress> corrected_received(std::string_view text, std::size_t at) {
   std::string_view rest = text.substr(at + 5);
-  if (rest.starts_with("Multiple ")) rest.remove_prefix(9);
-  if (rest.starts_with("Corrected ")) {
-    rest.remove_prefix(10);
-  } else if (rest.starts_with("Correctable ")) {
-    rest.remove_prefix(12);
-  } else {
-    return std::nullopt;
-  }
-  if (rest.starts_with("error message received")) {
-    rest.remove_prefix(22);
-  } else if (rest.starts_with("error received")) {
-    rest.remove_prefix(14);
-  } else {
-    return std::nullopt;
-  }
-  if (rest.starts_with(": ")) {
-    rest.remove_prefix(2);
-  } else if (rest.starts_with(" from ")) {
-    rest.remove_prefix(6);
-  } else {
-    return std::nullopt;
-  }
+  consume(rest, "Multiple ");
+  if (!consume(rest, "Corrected ") && !consume(rest, "Correctable ")) return std::nullopt;
+  if (!consume(rest, "error message received") && !consume(rest, "error received")) return std::nullopt;
+  if (!consume(rest, ": ") && !consume(rest, " from ")) return std::nullopt;
   const std::string_view token = rest.substr(0, rest.find_first_of(" ,"));
   if (auto address = full_address(token)) return address;
   const auto port = device_in(text.substr(0, at));
@@ -214,15 +202,14 @@ std::size_t line_end(std::string_view text, std::size_t from) {
   return found == nullptr ? text.size() : static_cast<std::size_t>(static_cast<const char*>(found) - text.data());
 }
 
-constexpr EnumNames<KernelEventKind, 7> kKernelEventKindNames{{
-    {KernelEventKind::kBandwidthLimited, "bandwidth_limited"},
-    {KernelEventKind::kAerCorrected, "aer_corrected"},
-    {KernelEventKind::kAerUncorrectedNonFatal, "aer_uncorrected_nonfatal"},
-    {KernelEventKind::kAerUncorrectedFatal, "aer_uncorrected_fatal"},
-    {KernelEventKind::kSurpriseDown, "surprise_down"},
-    {KernelEventKind::kBandwidthNotification, "bandwidth_notification"},
-    {KernelEventKind::kGpuFellOffBus, "gpu_fell_off_bus"},
-}};
+constexpr EnumNames<KernelEventKind, 7> kKernelEventKindNames{
+    {{KernelEventKind::kBandwidthLimited, "bandwidth_limited"},
+     {KernelEventKind::kAerCorrected, "aer_corrected"},
+     {KernelEventKind::kAerUncorrectedNonFatal, "aer_uncorrected_nonfatal"},
+     {KernelEventKind::kAerUncorrectedFatal, "aer_uncorrected_fatal"},
+     {KernelEventKind::kSurpriseDown, "surprise_down"},
+     {KernelEventKind::kBandwidthNotification, "bandwidth_notification"},
+     {KernelEventKind::kGpuFellOffBus, "gpu_fell_off_bus"}}};
 static_assert(names_every_value_in_order(kKernelEventKindNames));
 
 class Reader {
@@ -454,8 +441,7 @@ std::optional<KernelLogEvent> parse_bandwidth_limited(std::string_view line) {
     rest.remove_prefix(link);
   }
   constexpr std::string_view kAt = " link at ";
-  if (!rest.starts_with(kAt)) return std::nullopt;
-  rest.remove_prefix(kAt.size());
+  if (!consume(rest, kAt)) return std::nullopt;
   const auto port_end = rest.find(' ');
   event.limiting_port = full_address(rest.substr(0, port_end));  // nullopt for "<unknown>"
   constexpr std::string_view kWith = " Gb/s with ";

@@ -305,11 +305,8 @@ class Reader {
   std::vector<Section> sections_;
 };
 
-constexpr EnumNames<CapturedLoad, 3> kCapturedLoadNames{{
-    {CapturedLoad::kIdle, "idle"},
-    {CapturedLoad::kBusy, "busy"},
-    {CapturedLoad::kUnclear, "unclear"},
-}};
+constexpr EnumNames<CapturedLoad, 3> kCapturedLoadNames{
+    {{CapturedLoad::kIdle, "idle"}, {CapturedLoad::kBusy, "busy"}, {CapturedLoad::kUnclear, "unclear"}}};
 
 }  // namespace
 

@@ -5,21 +5,15 @@
 namespace pcieval {
 namespace {
 
-constexpr EnumNames<DeviceKind, 4> kDeviceKindNames{{
-    {DeviceKind::kGpu, "gpu"},
-    {DeviceKind::kNic, "nic"},
-    {DeviceKind::kNvme, "nvme"},
-    {DeviceKind::kOther, "other"},
-}};
-static_assert(names_every_value_in_order(kDeviceKindNames) && kDeviceKindNames.size() == 4);
+constexpr EnumNames<DeviceKind, 4> kDeviceKindNames{
+    {{DeviceKind::kGpu, "gpu"}, {DeviceKind::kNic, "nic"}, {DeviceKind::kNvme, "nvme"}, {DeviceKind::kOther, "other"}}};
+static_assert(names_every_value_in_order(kDeviceKindNames));
 
-constexpr EnumNames<PortRole, 4> kPortRoleNames{{
-    {PortRole::kEndpoint, "endpoint"},
-    {PortRole::kRootPort, "root_port"},
-    {PortRole::kUpstreamPort, "switch_upstream_port"},
-    {PortRole::kDownstreamPort, "switch_downstream_port"},
-}};
-static_assert(names_every_value_in_order(kPortRoleNames) && kPortRoleNames.size() == 4);
+constexpr EnumNames<PortRole, 4> kPortRoleNames{{{PortRole::kEndpoint, "endpoint"},
+                                                 {PortRole::kRootPort, "root_port"},
+                                                 {PortRole::kUpstreamPort, "switch_upstream_port"},
+                                                 {PortRole::kDownstreamPort, "switch_downstream_port"}}};
+static_assert(names_every_value_in_order(kPortRoleNames));
 
 }  // namespace
 

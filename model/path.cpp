@@ -5,10 +5,8 @@
 namespace pcieval {
 namespace {
 
-constexpr EnumNames<LinkPosition, 2> kLinkPositionNames{{
-    {LinkPosition::kDeviceLink, "device_link"},
-    {LinkPosition::kUplink, "uplink"},
-}};
+constexpr EnumNames<LinkPosition, 2> kLinkPositionNames{
+    {{LinkPosition::kDeviceLink, "device_link"}, {LinkPosition::kUplink, "uplink"}}};
 static_assert(names_every_value_in_order(kLinkPositionNames));
 
 }  // namespace

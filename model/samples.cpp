@@ -8,10 +8,8 @@
 namespace pcieval {
 namespace {
 
-constexpr EnumNames<SampleSource, 2> kSampleSourceNames{{
-    {SampleSource::kSysfs, "sysfs"},
-    {SampleSource::kNvml, "nvml"},
-}};
+constexpr EnumNames<SampleSource, 2> kSampleSourceNames{
+    {{SampleSource::kSysfs, "sysfs"}, {SampleSource::kNvml, "nvml"}}};
 static_assert(names_every_value_in_order(kSampleSourceNames));
 
 }  // namespace

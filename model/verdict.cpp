@@ -7,14 +7,12 @@
 namespace pcieval {
 namespace {
 
-constexpr EnumNames<VerdictStatus, 6> kVerdictStatusNames{{
-    {VerdictStatus::kPass, "pass"},
-    {VerdictStatus::kLinkDowngraded, "link_downgraded"},
-    {VerdictStatus::kBandwidthLow, "bandwidth_low"},
-    {VerdictStatus::kLinkErrors, "link_errors"},
-    {VerdictStatus::kMissing, "missing"},
-    {VerdictStatus::kInconclusive, "inconclusive"},
-}};
+constexpr EnumNames<VerdictStatus, 6> kVerdictStatusNames{{{VerdictStatus::kPass, "pass"},
+                                                           {VerdictStatus::kLinkDowngraded, "link_downgraded"},
+                                                           {VerdictStatus::kBandwidthLow, "bandwidth_low"},
+                                                           {VerdictStatus::kLinkErrors, "link_errors"},
+                                                           {VerdictStatus::kMissing, "missing"},
+                                                           {VerdictStatus::kInconclusive, "inconclusive"}}};
 static_assert(names_every_value_in_order(kVerdictStatusNames));
 
 // Codes are appended, never removed, so they run from 0 without a gap: a
@@ -54,11 +52,8 @@ constexpr EnumNames<ReasonCode, 30> kReasonCodeNames{{
 static_assert(names_every_value_in_order(kReasonCodeNames) &&
               kReasonCodeNames.size() == static_cast<std::size_t>(ReasonCode::kCorrectableErrorBurstLogged) + 1);
 
-constexpr EnumNames<Overall, 3> kOverallNames{{
-    {Overall::kPass, "pass"},
-    {Overall::kFail, "fail"},
-    {Overall::kInconclusive, "inconclusive"},
-}};
+constexpr EnumNames<Overall, 3> kOverallNames{
+    {{Overall::kPass, "pass"}, {Overall::kFail, "fail"}, {Overall::kInconclusive, "inconclusive"}}};
 static_assert(names_every_value_in_order(kOverallNames));
 
 }  // namespace
