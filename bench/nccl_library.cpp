@@ -3,6 +3,8 @@
 #include <utility>
 #include <vector>
 
+#include "model/enum_names.hpp"
+
 // The declarations of nccl_library.hpp, checked against the real header where
 // the build has one (bench/CMakeLists.txt defines PCIEVAL_CHECK_NCCL_H when
 // the CUDA toolkit is found and gives this file its include directory).
@@ -45,26 +47,16 @@ bool complete(const NcclApi& api) {
 
 std::string nccl_result_name(NcclResult code) {
   // Names from nccl.h's ncclResult_t.
-  switch (code) {
-    case 0:
-      return "ncclSuccess";
-    case 1:
-      return "ncclUnhandledCudaError";
-    case 2:
-      return "ncclSystemError";
-    case 3:
-      return "ncclInternalError";
-    case 4:
-      return "ncclInvalidArgument";
-    case 5:
-      return "ncclInvalidUsage";
-    case 6:
-      return "ncclRemoteError";
-    case 7:
-      return "ncclInProgress";
-    default:
-      return "ncclResult " + std::to_string(code);
-  }
+  constexpr EnumNames<NcclResult, 8> kNames{{{0, "ncclSuccess"},
+                                             {1, "ncclUnhandledCudaError"},
+                                             {2, "ncclSystemError"},
+                                             {3, "ncclInternalError"},
+                                             {4, "ncclInvalidArgument"},
+                                             {5, "ncclInvalidUsage"},
+                                             {6, "ncclRemoteError"},
+                                             {7, "ncclInProgress"}}};
+  const std::string_view name = name_of(kNames, code, "");
+  return name.empty() ? "ncclResult " + std::to_string(code) : std::string(name);
 }
 
 std::string format_nccl_version(int code) {

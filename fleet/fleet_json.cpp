@@ -26,6 +26,19 @@ constexpr std::array kStatuses = {VerdictStatus::kPass,         VerdictStatus::k
                                   VerdictStatus::kBandwidthLow, VerdictStatus::kLinkErrors,
                                   VerdictStatus::kMissing,      VerdictStatus::kInconclusive};
 
+// Which GPUs a number is about (device id, model, link) and which number it
+// is (probe, direction): the fields a node's GPU measurement, a group and an
+// outlier share, appended to `object` in that order (read_gpu_and_number
+// reads them back).
+template <class Record>
+void write_gpu_and_number(Json& object, const Record& record) {
+  object["device_id"] = record.device_id;
+  object["model"] = record.model;
+  object["link"] = record.link;
+  object["probe"] = record.probe;
+  object["direction"] = to_string(record.direction);
+}
+
 Json node_json(const FleetNode& node) {
   Json verdicts = Json::array();
   for (const FleetVerdict& v : node.verdicts) {
@@ -34,13 +47,10 @@ Json node_json(const FleetNode& node) {
   }
   Json gpus = Json::array();
   for (const FleetGpuMeasurement& g : node.gpus) {
-    gpus.push_back({{"gpu", g.gpu},
-                    {"device_id", g.device_id},
-                    {"model", g.model},
-                    {"link", g.link},
-                    {"probe", g.probe},
-                    {"direction", to_string(g.direction)},
-                    {"median_gbps", g.median_gbps}});
+    Json gpu{{"gpu", g.gpu}};
+    write_gpu_and_number(gpu, g);
+    gpu["median_gbps"] = g.median_gbps;
+    gpus.push_back(std::move(gpu));
   }
   return Json{{"host", node.host},
               {"source", node.source},
@@ -212,31 +222,25 @@ Fleet read_fleet(DocumentReader& in, const Node& root) {
 std::string fleet_to_json(const Fleet& fleet) {
   Json groups = Json::array();
   for (const FleetGroup& g : fleet.groups) {
-    groups.push_back({{"device_id", g.device_id},
-                      {"model", g.model},
-                      {"link", g.link},
-                      {"probe", g.probe},
-                      {"direction", to_string(g.direction)},
-                      {"gpus", g.gpus},
-                      {"median_gbps", g.median_gbps},
-                      {"mad_gbps", g.mad_gbps},
-                      {"judged", g.judged},
-                      {"threshold_gbps", g.judged ? Json(g.threshold_gbps) : Json(nullptr)}});
+    Json group = Json::object();
+    write_gpu_and_number(group, g);
+    group.update({{"gpus", g.gpus},
+                  {"median_gbps", g.median_gbps},
+                  {"mad_gbps", g.mad_gbps},
+                  {"judged", g.judged},
+                  {"threshold_gbps", g.judged ? Json(g.threshold_gbps) : Json(nullptr)}});
+    groups.push_back(std::move(group));
   }
   Json outliers = Json::array();
   for (const FleetOutlier& o : fleet.outliers) {
-    outliers.push_back({{"host", o.host},
-                        {"gpu", o.gpu},
-                        {"device_id", o.device_id},
-                        {"model", o.model},
-                        {"link", o.link},
-                        {"probe", o.probe},
-                        {"direction", to_string(o.direction)},
-                        {"median_gbps", o.median_gbps},
-                        {"group_median_gbps", o.group_median_gbps},
-                        {"mad_gbps", o.mad_gbps},
-                        {"threshold_gbps", o.threshold_gbps},
-                        {"group_gpus", o.group_gpus}});
+    Json outlier{{"host", o.host}, {"gpu", o.gpu}};
+    write_gpu_and_number(outlier, o);
+    outlier.update({{"median_gbps", o.median_gbps},
+                    {"group_median_gbps", o.group_median_gbps},
+                    {"mad_gbps", o.mad_gbps},
+                    {"threshold_gbps", o.threshold_gbps},
+                    {"group_gpus", o.group_gpus}});
+    outliers.push_back(std::move(outlier));
   }
   Json document{{"kind", kKind},
                 {"schema_version", kFleetSchemaVersion},

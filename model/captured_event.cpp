@@ -1,36 +1,25 @@
 #include "model/captured_event.hpp"
 
-#include <array>
-#include <utility>
+#include "model/enum_names.hpp"
 
 namespace pcieval {
 namespace {
 
 using Kind = CapturedEvent::Kind;
 
-constexpr std::array<std::pair<Kind, std::string_view>, 6> kKindNames = {{
-    {Kind::kLinkLimited, "link_limited"},
-    {Kind::kCorrectableError, "correctable_error"},
-    {Kind::kUncorrectableError, "uncorrectable_error"},
-    {Kind::kFatalError, "fatal_error"},
-    {Kind::kSurpriseDown, "surprise_down"},
-    {Kind::kFellOffBus, "fell_off_bus"},
-}};
+constexpr EnumNames<Kind, 6> kKindNames{{{Kind::kLinkLimited, "link_limited"},
+                                         {Kind::kCorrectableError, "correctable_error"},
+                                         {Kind::kUncorrectableError, "uncorrectable_error"},
+                                         {Kind::kFatalError, "fatal_error"},
+                                         {Kind::kSurpriseDown, "surprise_down"},
+                                         {Kind::kFellOffBus, "fell_off_bus"}}};
 
 }  // namespace
 
-std::string_view to_string(CapturedEvent::Kind kind) {
-  for (const auto& [value, name] : kKindNames) {
-    if (value == kind) return name;
-  }
-  return "unknown";
-}
+std::string_view to_string(CapturedEvent::Kind kind) { return name_of(kKindNames, kind); }
 
 Result<CapturedEvent::Kind> captured_event_kind_from_string(std::string_view text) {
-  for (const auto& [value, name] : kKindNames) {
-    if (name == text) return value;
-  }
-  return make_error("unknown captured event kind '" + std::string(text) + "'");
+  return value_of(kKindNames, text, "captured event kind");
 }
 
 namespace {

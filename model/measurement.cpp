@@ -12,34 +12,22 @@
 namespace pcieval {
 namespace {
 
-constexpr EnumNames<Direction, 4> kDirectionNames{{
-    {Direction::kHostToDevice, "h2d"},
-    {Direction::kDeviceToHost, "d2h"},
-    {Direction::kHostToHost, "h2h"},
-    {Direction::kAllReduce, "all_reduce"},
-}};
-constexpr EnumNames<CopyMethod, 4> kMethodNames{{
-    {CopyMethod::kCopyEngine, "ce"},
-    {CopyMethod::kSmKernel, "sm"},
-    {CopyMethod::kCpuThreads, "cpu"},
-    {CopyMethod::kNccl, "nccl"},
-}};
-constexpr EnumNames<HostMemory, 2> kMemoryNames{{
-    {HostMemory::kPinned, "pinned"},
-    {HostMemory::kPageable, "pageable"},
-}};
-constexpr EnumNames<Aggregation, 5> kAggregationNames{{
-    {Aggregation::kAlone, "alone"},
-    {Aggregation::kWithReverse, "with_reverse"},
-    {Aggregation::kWithPeers, "with_peers"},
-    {Aggregation::kTotalOverWallTime, "total_over_wall_time"},
-    {Aggregation::kBusBandwidth, "bus_bandwidth"},
-}};
-constexpr EnumNames<ProbeStatus, 3> kStatusNames{{
-    {ProbeStatus::kRan, "ran"},
-    {ProbeStatus::kSkipped, "skipped"},
-    {ProbeStatus::kFailed, "failed"},
-}};
+constexpr EnumNames<Direction, 4> kDirectionNames{{{Direction::kHostToDevice, "h2d"},
+                                                   {Direction::kDeviceToHost, "d2h"},
+                                                   {Direction::kHostToHost, "h2h"},
+                                                   {Direction::kAllReduce, "all_reduce"}}};
+constexpr EnumNames<CopyMethod, 4> kMethodNames{{{CopyMethod::kCopyEngine, "ce"},
+                                                 {CopyMethod::kSmKernel, "sm"},
+                                                 {CopyMethod::kCpuThreads, "cpu"},
+                                                 {CopyMethod::kNccl, "nccl"}}};
+constexpr EnumNames<HostMemory, 2> kMemoryNames{{{HostMemory::kPinned, "pinned"}, {HostMemory::kPageable, "pageable"}}};
+constexpr EnumNames<Aggregation, 5> kAggregationNames{{{Aggregation::kAlone, "alone"},
+                                                       {Aggregation::kWithReverse, "with_reverse"},
+                                                       {Aggregation::kWithPeers, "with_peers"},
+                                                       {Aggregation::kTotalOverWallTime, "total_over_wall_time"},
+                                                       {Aggregation::kBusBandwidth, "bus_bandwidth"}}};
+constexpr EnumNames<ProbeStatus, 3> kStatusNames{
+    {{ProbeStatus::kRan, "ran"}, {ProbeStatus::kSkipped, "skipped"}, {ProbeStatus::kFailed, "failed"}}};
 
 }  // namespace
 

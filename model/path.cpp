@@ -3,13 +3,10 @@
 #include "model/enum_names.hpp"
 
 namespace pcieval {
-namespace {
 
 constexpr EnumNames<LinkPosition, 2> kLinkPositionNames{
     {{LinkPosition::kDeviceLink, "device_link"}, {LinkPosition::kUplink, "uplink"}}};
 static_assert(names_every_value_in_order(kLinkPositionNames));
-
-}  // namespace
 
 std::string_view to_string(LinkPosition position) { return name_of(kLinkPositionNames, position, "device_link"); }
 

@@ -6,13 +6,10 @@
 #include "model/enum_names.hpp"
 
 namespace pcieval {
-namespace {
 
 constexpr EnumNames<SampleSource, 2> kSampleSourceNames{
     {{SampleSource::kSysfs, "sysfs"}, {SampleSource::kNvml, "nvml"}}};
 static_assert(names_every_value_in_order(kSampleSourceNames));
-
-}  // namespace
 
 std::string_view to_string(SampleSource source) { return name_of(kSampleSourceNames, source); }
 

@@ -2,96 +2,56 @@
 
 #include <utility>
 
+#include "model/enum_names.hpp"
+
 namespace pcieval {
 namespace {
 
 // Names from nvml.h's nvmlReturn_t; numbers that are not here print as
 // NVML_ERROR_<n>.
-std::string_view known_return_name(NvmlReturn code) {
-  switch (code) {
-    case 0:
-      return "NVML_SUCCESS";
-    case 1:
-      return "NVML_ERROR_UNINITIALIZED";
-    case 2:
-      return "NVML_ERROR_INVALID_ARGUMENT";
-    case 3:
-      return "NVML_ERROR_NOT_SUPPORTED";
-    case 4:
-      return "NVML_ERROR_NO_PERMISSION";
-    case 5:
-      return "NVML_ERROR_ALREADY_INITIALIZED";
-    case 6:
-      return "NVML_ERROR_NOT_FOUND";
-    case 7:
-      return "NVML_ERROR_INSUFFICIENT_SIZE";
-    case 8:
-      return "NVML_ERROR_INSUFFICIENT_POWER";
-    case 9:
-      return "NVML_ERROR_DRIVER_NOT_LOADED";
-    case 10:
-      return "NVML_ERROR_TIMEOUT";
-    case 11:
-      return "NVML_ERROR_IRQ_ISSUE";
-    case 12:
-      return "NVML_ERROR_LIBRARY_NOT_FOUND";
-    case 13:
-      return "NVML_ERROR_FUNCTION_NOT_FOUND";
-    case 14:
-      return "NVML_ERROR_CORRUPTED_INFOROM";
-    case 15:
-      return "NVML_ERROR_GPU_IS_LOST";
-    case 16:
-      return "NVML_ERROR_RESET_REQUIRED";
-    case 17:
-      return "NVML_ERROR_OPERATING_SYSTEM";
-    case 18:
-      return "NVML_ERROR_LIB_RM_VERSION_MISMATCH";
-    case 19:
-      return "NVML_ERROR_IN_USE";
-    case 20:
-      return "NVML_ERROR_MEMORY";
-    case 21:
-      return "NVML_ERROR_NO_DATA";
-    case 22:
-      return "NVML_ERROR_VGPU_ECC_NOT_SUPPORTED";
-    case 23:
-      return "NVML_ERROR_INSUFFICIENT_RESOURCES";
-    case 24:
-      return "NVML_ERROR_FREQ_NOT_SUPPORTED";
-    case 25:
-      return "NVML_ERROR_ARGUMENT_VERSION_MISMATCH";
-    case 26:
-      return "NVML_ERROR_DEPRECATED";
-    case 27:
-      return "NVML_ERROR_NOT_READY";
-    case 28:
-      return "NVML_ERROR_GPU_NOT_FOUND";
-    case 29:
-      return "NVML_ERROR_INVALID_STATE";
-    case 999:
-      return "NVML_ERROR_UNKNOWN";
-    default:
-      return {};
-  }
-}
+constexpr EnumNames<NvmlReturn, 31> kReturnNames{{
+    {0, "NVML_SUCCESS"},
+    {1, "NVML_ERROR_UNINITIALIZED"},
+    {2, "NVML_ERROR_INVALID_ARGUMENT"},
+    {3, "NVML_ERROR_NOT_SUPPORTED"},
+    {4, "NVML_ERROR_NO_PERMISSION"},
+    {5, "NVML_ERROR_ALREADY_INITIALIZED"},
+    {6, "NVML_ERROR_NOT_FOUND"},
+    {7, "NVML_ERROR_INSUFFICIENT_SIZE"},
+    {8, "NVML_ERROR_INSUFFICIENT_POWER"},
+    {9, "NVML_ERROR_DRIVER_NOT_LOADED"},
+    {10, "NVML_ERROR_TIMEOUT"},
+    {11, "NVML_ERROR_IRQ_ISSUE"},
+    {12, "NVML_ERROR_LIBRARY_NOT_FOUND"},
+    {13, "NVML_ERROR_FUNCTION_NOT_FOUND"},
+    {14, "NVML_ERROR_CORRUPTED_INFOROM"},
+    {15, "NVML_ERROR_GPU_IS_LOST"},
+    {16, "NVML_ERROR_RESET_REQUIRED"},
+    {17, "NVML_ERROR_OPERATING_SYSTEM"},
+    {18, "NVML_ERROR_LIB_RM_VERSION_MISMATCH"},
+    {19, "NVML_ERROR_IN_USE"},
+    {20, "NVML_ERROR_MEMORY"},
+    {21, "NVML_ERROR_NO_DATA"},
+    {22, "NVML_ERROR_VGPU_ECC_NOT_SUPPORTED"},
+    {23, "NVML_ERROR_INSUFFICIENT_RESOURCES"},
+    {24, "NVML_ERROR_FREQ_NOT_SUPPORTED"},
+    {25, "NVML_ERROR_ARGUMENT_VERSION_MISMATCH"},
+    {26, "NVML_ERROR_DEPRECATED"},
+    {27, "NVML_ERROR_NOT_READY"},
+    {28, "NVML_ERROR_GPU_NOT_FOUND"},
+    {29, "NVML_ERROR_INVALID_STATE"},
+    {999, "NVML_ERROR_UNKNOWN"},
+}};
 
-// What an operator can do about an init failure; empty where NVML's own
-// text is as good as anything said here.
-std::string_view init_hint(NvmlReturn code) {
-  switch (code) {
-    case kNvmlErrorDriverNotLoaded:
-      return "the NVIDIA kernel driver is not loaded (check `lsmod | grep nvidia` and dmesg)";
-    case kNvmlErrorNoPermission:
-      return "no permission to open the /dev/nvidia* device files";
-    case kNvmlErrorLibRmVersionMismatch:
-      return "libnvidia-ml.so.1 and the loaded kernel driver are different versions (reload the driver or reboot)";
-    case kNvmlErrorLibraryNotFound:
-      return "NVML could not find its own libraries";
-    default:
-      return {};
-  }
-}
+// What an operator can do about an init failure; none where NVML's own text
+// is as good as anything said here.
+constexpr EnumNames<NvmlReturn, 4> kInitHints{{
+    {kNvmlErrorDriverNotLoaded, "the NVIDIA kernel driver is not loaded (check `lsmod | grep nvidia` and dmesg)"},
+    {kNvmlErrorNoPermission, "no permission to open the /dev/nvidia* device files"},
+    {kNvmlErrorLibRmVersionMismatch,
+     "libnvidia-ml.so.1 and the loaded kernel driver are different versions (reload the driver or reboot)"},
+    {kNvmlErrorLibraryNotFound, "NVML could not find its own libraries"},
+}};
 
 template <class Fn>
 bool bind_symbol(Fn& slot, const char* name, const std::function<void*(const char*)>& lookup) {
@@ -104,7 +64,7 @@ bool bind_symbol(Fn& slot, const char* name, const std::function<void*(const cha
 }  // namespace
 
 std::string nvml_return_name(NvmlReturn code) {
-  const std::string_view name = known_return_name(code);
+  const std::string_view name = name_of(kReturnNames, code, "");
   if (!name.empty()) return std::string(name);
   return "NVML_ERROR_" + std::to_string(code);
 }
@@ -182,7 +142,7 @@ Status NvmlLibrary::init() {
     return ok_status();
   }
   std::string message = "NVML initialisation (nvmlInit_v2) failed: " + nvml_return_text(code);
-  const std::string_view hint = init_hint(code);
+  const std::string_view hint = name_of(kInitHints, code, "");
   if (!hint.empty()) {
     message += ": " + std::string(hint);
   } else if (api_.error_string != nullptr) {
