@@ -33,7 +33,7 @@ TEST(SharedLibrary, AMovedFromOrEmptyLibraryOwnsNothing) {
   empty = std::move(moved);
   EXPECT_NE(empty.symbol("malloc"), nullptr);
   EXPECT_EQ(moved.symbol("malloc"), nullptr);  // NOLINT(bugprone-use-after-move): moved-from owns nothing
-  empty.keep_loaded();                          // the C library is never closed anyway
+  empty.keep_loaded();                         // the C library is never closed anyway
 }
 
 }  // namespace
