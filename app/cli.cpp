@@ -2,6 +2,7 @@
 #include "app/cli.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 

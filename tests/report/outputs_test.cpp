@@ -22,6 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using testing::hgx_spr_results;
 
 class OutputsTest : public ::testing::Test {
  protected:
