@@ -1,20 +1,15 @@
 // `pcieval check`: discover, judge, tell; and the judge-and-tell half that
 // `pcieval validate` shares.
 #include <algorithm>
-#include <filesystem>
 #include <iostream>
-#include <system_error>
 
 #include "app/commands.hpp"
 #include "app/reference_copy.hpp"
 #include "app/stop_signal.hpp"
 #include "model/results.hpp"
 #include "report/atomic_file.hpp"
-#include "report/html.hpp"
 #include "report/input_file.hpp"
-#include "report/junit.hpp"
 #include "report/profile_json.hpp"
-#include "report/prometheus.hpp"
 #include "report/results_json.hpp"
 #include "report/table.hpp"
 #include "topology/discover.hpp"
@@ -23,18 +18,6 @@
 #include "validate/thresholds.hpp"
 
 namespace pcieval::app {
-
-int exit_code_of(Overall overall) {
-  switch (overall) {
-    case Overall::kPass:
-      return kExitPass;
-    case Overall::kFail:
-      return kExitFail;
-    case Overall::kInconclusive:
-      return kExitInconclusive;
-  }
-  return kExitInconclusive;
-}
 
 DiscoveryOptions discovery_options(const SourceOptions& sources) {
   DiscoveryOptions options;
@@ -62,19 +45,6 @@ std::optional<ThresholdProfile> load_profile(const std::string& path) {
   return std::move(profile).value();
 }
 
-// The folder `path` would be written in must be there: "" when it is, else
-// the problem. Only the default --history folder is created (history_command.cpp).
-std::string missing_directory(const std::string& path) {
-  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  if (parent.empty()) return {};
-  std::error_code error;
-  const auto status = std::filesystem::status(parent, error);
-  if (status.type() == std::filesystem::file_type::not_found) return "directory " + parent.string() + " does not exist";
-  if (!error && status.type() != std::filesystem::file_type::directory) return parent.string() + " is not a directory";
-  // Anything else (no permission to look) is left to the write, which names it.
-  return {};
-}
-
 // A baseline measured on another machine: the medians are still compared GPU
 // by GPU (by PCI address), which is what a golden node of the same model is
 // for, but an operator who meant this node's own last good run must see it.
@@ -90,28 +60,6 @@ std::optional<std::string> other_host_note(const std::string& baseline_path, con
 constexpr std::size_t kMaxReferenceBytes = std::size_t{1} << 20;
 
 }  // namespace
-
-Status check_output_directories(const JudgeOptions& options) {
-  const auto check = [](const char* flag, const std::optional<std::string>& path) -> Status {
-    if (!path || path->empty() || *path == "-") return ok_status();
-    if (const std::string problem = missing_directory(*path); !problem.empty()) {
-      return make_error(std::string(flag) + ": cannot write " + *path + ": " + problem);
-    }
-    return ok_status();
-  };
-  for (const auto& [flag, path] :
-       {std::pair{"-o", &options.output_path}, std::pair{"--prom", &options.prom_path},
-        std::pair{"--junit", &options.junit_path}, std::pair{"--html", &options.html_path}}) {
-    if (Status checked = check(flag, *path); !checked) return checked;
-  }
-  // The default path's folder is created (a first run on a node has none);
-  // a path the operator gave is used as given, as -o is: a typo in it must
-  // not grow a directory tree.
-  if (Status checked = check("--history", options.history_path); !checked) {
-    return make_error(checked.error().message + " (pcieval creates only the default history folder)");
-  }
-  return ok_status();
-}
 
 int run_check(const CheckOptions& options) {
   // Before anything is measured: an output that cannot be written is found
@@ -217,12 +165,8 @@ int judge_and_report(Results results, const JudgeOptions& options) {
   // Said on stderr too when the notes are not printed (-q, -o -).
   std::optional<std::string> other_host;
   if (options.baseline_path) {
-    auto read = read_node_results(*options.baseline_path);
-    if (!read) {
-      print_error("--baseline: " + read.error().message);
-      return kExitUsage;
-    }
-    baseline.emplace(std::move(read).value());
+    baseline = read_node_results_or_print(*options.baseline_path, "--baseline: ");
+    if (!baseline) return kExitUsage;
     other_host =
         other_host_note(*options.baseline_path, baseline->evidence.host.hostname, results.evidence.host.hostname);
     if (other_host) results.evidence.notes.push_back(*other_host);
@@ -236,32 +180,21 @@ int judge_and_report(Results results, const JudgeOptions& options) {
   }
 
   // The link budget each per-GPU measurement is shown beside, in every output.
-  const std::vector<BandwidthBudget> budgets = path_budgets(results.evidence, results.thresholds);
+  ReportContext context = report_context(results);
   const bool json_to_stdout = options.output_path && *options.output_path == "-";
   if (!options.quiet && !json_to_stdout) {
     for (const auto& note : results.evidence.notes) std::cout << "note: " << note << "\n";
-    std::cout << render_check_table(results, budgets, shown_links(results.evidence, results.thresholds));
+    std::cout << render_check_table(results, context.budgets, context.shown_links);
   } else if (other_host) {
     std::cerr << "pcieval: warning: " << *other_host << "\n";
   }
-  // Every requested output is attempted even when one fails, so a full disk
-  // for the JSON does not also cost the metrics; any failure is exit 2.
   const double started_s = std::chrono::duration<double>(options.started.time_since_epoch()).count();
-  const double duration_s = std::chrono::duration<double>(std::chrono::system_clock::now() - options.started).count();
-  bool all_written = true;
-  const auto write = [&](const std::optional<std::string>& path, const auto& render) {
-    if (!path) return;
-    if (const Status written = write_file_atomically(*path, render()); !written) {
-      print_error(written.error().message);
-      all_written = false;
-    }
-  };
-  write(options.output_path, [&] { return results_to_json(results); });
-  write(options.prom_path, [&] { return render_prometheus(results, started_s, duration_s, budgets); });
-  write(options.junit_path, [&] { return render_junit(results, "pcieval", started_s); });
-  write(options.html_path, [&] { return render_html(results, budgets); });
-  if (options.history_path && !append_history(*options.history_path, results, started_s)) all_written = false;
-  if (!all_written) return kExitUsage;
+  context.started_s = started_s;
+  context.duration_s = std::chrono::duration<double>(std::chrono::system_clock::now() - options.started).count();
+  // Any output not written is exit 2, the history too.
+  bool written = all_written(write_outputs(results, context, options.outputs()));
+  if (options.history_path && !append_history(*options.history_path, results, started_s)) written = false;
+  if (!written) return kExitUsage;
   return exit_code_of(results.overall);
 }
 

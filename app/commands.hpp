@@ -1,5 +1,6 @@
 // The subcommands of the pcieval command line. Each returns a process exit
-// code from the table in DESIGN.md; app/ is the only layer that knows them.
+// code from the table in DESIGN.md (model/exit_code.hpp); app/ is the only
+// layer that turns outcomes into them.
 #pragma once
 
 #include <atomic>
@@ -11,19 +12,14 @@
 #include <vector>
 
 #include "bench/probe.hpp"
+#include "model/exit_code.hpp"
 #include "model/result.hpp"
 #include "model/results.hpp"
+#include "report/outputs.hpp"
 #include "report/table.hpp"
 #include "topology/discover.hpp"
 
 namespace pcieval::app {
-
-enum ExitCode : int {
-  kExitPass = 0,          // every verdict pass, and at least one judged something
-  kExitFail = 1,          // at least one failing verdict
-  kExitUsage = 2,         // bad flag, unreadable or malformed input, output not written
-  kExitInconclusive = 3,  // evidence not good enough to judge, and nothing failed
-};
 
 // Where the PCI tree and its topology come from. Parsed once from the flags.
 struct SourceOptions {
@@ -47,6 +43,8 @@ struct JudgeOptions {
   std::optional<std::string> history_path;
   // When the command started: the Prometheus run timestamp and duration.
   std::chrono::system_clock::time_point started = std::chrono::system_clock::now();
+  // -o, --prom, --junit and --html as report/outputs.hpp writes them.
+  [[nodiscard]] OutputPaths outputs() const { return {output_path, prom_path, junit_path, html_path}; }
 };
 
 // Which probes check runs (--quick, --full, --no-probes).
@@ -129,6 +127,9 @@ enum class PcievalDocument { kNone, kResults, kFleet };
 // One node's results document ("-": stdin), as read_results_file reads it; a
 // fleet document is refused with what to give instead.
 [[nodiscard]] Result<Results> read_node_results(const std::string& path);
+// read_node_results, its error printed after `flag` ("--baseline: ") when it
+// fails: nullopt then, and the command exits 2.
+[[nodiscard]] std::optional<Results> read_node_results_or_print(const std::string& path, const std::string& flag = "");
 [[nodiscard]] int run_diagnose(const DiagnoseOptions& options);
 
 // The tail of check, validate and diagnose: judges results.evidence (replacing any
@@ -143,8 +144,6 @@ enum class PcievalDocument { kNone, kResults, kFleet };
 // pcieval as the tool. With a baseline, medians more than the profile's
 // baseline_max_drop_fraction below it are bandwidth_low too.
 void judge(Results& results, const std::optional<int>& expected_gpus, const Evidence* baseline = nullptr);
-
-[[nodiscard]] int exit_code_of(Overall overall);
 
 struct CompareOptions {
   std::string before_path;
@@ -207,6 +206,12 @@ struct ReportOptions {
 // of both ends (an emulated port above it, no port above it in the evidence),
 // for the table's EXPECTED column.
 [[nodiscard]] std::vector<ShownLink> shown_links(const Evidence& evidence, const ThresholdProfile& profile);
+// The renderers' context of `results`: its path budgets and shown links
+// (computed here, in app/, from validate/), no run times.
+[[nodiscard]] ReportContext report_context(const Results& results);
+// Prints each output that was not written ("pcieval: error: ..."); true when
+// there is none.
+[[nodiscard]] bool all_written(const std::vector<Error>& failures);
 
 // "pcieval: error: <message>" on stderr, one line.
 void print_error(const std::string& message);

@@ -14,16 +14,10 @@
 namespace pcieval::app {
 
 int run_compare(const CompareOptions& options) {
-  auto before = read_node_results(options.before_path);
-  if (!before) {
-    print_error(before.error().message);
-    return kExitUsage;
-  }
-  auto after = read_node_results(options.after_path);
-  if (!after) {
-    print_error(after.error().message);
-    return kExitUsage;
-  }
+  auto before = read_node_results_or_print(options.before_path);
+  if (!before) return kExitUsage;
+  auto after = read_node_results_or_print(options.after_path);
+  if (!after) return kExitUsage;
   // Two machines, not one node before and after a fix: still compared (a
   // suspect node against a good one of the same model is a fair question),
   // but said first, so nobody reads "nothing got worse" as a fix verified.

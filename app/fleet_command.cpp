@@ -13,7 +13,7 @@
 #include "fleet/fleet_json.hpp"
 #include "fleet/fleet_table.hpp"
 #include "fleet/merge.hpp"
-#include "report/atomic_file.hpp"
+#include "report/outputs.hpp"
 
 namespace pcieval::app {
 namespace {
@@ -41,20 +41,12 @@ int tell_fleet(const Fleet& fleet, const std::optional<std::string>& output_path
     // The table would have listed them: without it, stderr does, one line each.
     for (const std::string& problem : fleet.problems) std::cerr << "pcieval: " << problem << "\n";
   }
-  bool all_written = true;
-  if (output_path) {
-    if (const Status written = write_file_atomically(*output_path, fleet_to_json(fleet)); !written) {
-      print_error(written.error().message);
-      all_written = false;
-    }
-  }
-  if (html_path) {
-    if (const Status written = write_file_atomically(*html_path, render_fleet_html(fleet)); !written) {
-      print_error(written.error().message);
-      all_written = false;
-    }
-  }
-  return all_written ? fleet.exit_code : kExitUsage;
+  // Each is attempted when the other fails.
+  const OutputFile files[] = {
+      {output_path, [&] { return fleet_to_json(fleet); }},
+      {html_path, [&] { return render_fleet_html(fleet); }},
+  };
+  return all_written(write_files(files)) ? fleet.exit_code : kExitUsage;
 }
 
 int run_fleet_merge(const FleetMergeOptions& options) {

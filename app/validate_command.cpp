@@ -43,17 +43,23 @@ Result<Results> read_node_results(const std::string& path) {
   return results;
 }
 
+std::optional<Results> read_node_results_or_print(const std::string& path, const std::string& flag) {
+  auto read = read_node_results(path);
+  if (!read) {
+    print_error(flag + read.error().message);
+    return std::nullopt;
+  }
+  return std::move(read).value();
+}
+
 int run_validate(const ValidateOptions& options) {
   if (const Status writable = check_output_directories(options.judge); !writable) {
     print_error(writable.error().message);
     return kExitUsage;
   }
-  auto read = read_node_results(options.input_path);
-  if (!read) {
-    print_error(read.error().message);
-    return kExitUsage;
-  }
-  Results results = std::move(read).value();
+  auto read = read_node_results_or_print(options.input_path);
+  if (!read) return kExitUsage;
+  Results results = std::move(*read);
   // The file's verdicts are not trusted (they may be edited, or come from an
   // older pcieval): judge_and_report replaces them from the evidence. The note
   // keeps where the evidence came from once this pcieval rewrites the document.

@@ -15,6 +15,7 @@
 #include "bench/trials.hpp"
 #include "kernels/cuda_device.hpp"
 #include "kernels/nccl_rank.hpp"
+#include "model/text.hpp"
 
 namespace pcieval {
 namespace {
@@ -29,19 +30,6 @@ constexpr std::string_view kHostKey = "allreduce_nccl_host";
 constexpr std::string_view kNormalKey = "allreduce_nccl";
 
 // --- The probe
-
-std::string size_text(std::uint64_t bytes) {
-  if (bytes >= (std::uint64_t{1} << 30) && bytes % (std::uint64_t{1} << 30) == 0) {
-    return std::to_string(bytes >> 30) + " GiB";
-  }
-  if (bytes >= (std::uint64_t{1} << 20) && bytes % (std::uint64_t{1} << 20) == 0) {
-    return std::to_string(bytes >> 20) + " MiB";
-  }
-  if (bytes >= (std::uint64_t{1} << 10) && bytes % (std::uint64_t{1} << 10) == 0) {
-    return std::to_string(bytes >> 10) + " KiB";
-  }
-  return std::to_string(bytes) + " bytes";
-}
 
 class NcclAllReduceProbe final : public Probe {
  public:
@@ -168,7 +156,7 @@ ProbeOutput NcclAllReduceProbe::run(const ProbeContext& context) const {
   for (const GpuTarget& target : targets) addresses.push_back(target.address);
   for (std::uint64_t size : plan) {
     const std::size_t count = static_cast<std::size_t>(size / sizeof(float));
-    const std::string at = "at " + size_text(size) + ": ";
+    const std::string at = "at " + exact_size_text(size) + ": ";
     if (auto prepared = all_reduce.prepare(count); !prepared) {
       gpu_probe_parts::add_group_failure(output, targets, what, at + prepared.error().message);
       break;

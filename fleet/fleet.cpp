@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "model/link.hpp"
+#include "model/text.hpp"
 
 namespace pcieval {
 namespace {
@@ -42,12 +43,6 @@ std::string names_of(const std::vector<const FleetNode*>& nodes, std::size_t at_
   return text;
 }
 
-std::string fixed2(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2f", value);
-  return text;
-}
-
 std::string summarize_fleet(const Fleet& fleet) {
   std::vector<const FleetNode*> failed;
   std::vector<const FleetNode*> inconclusive;
@@ -66,8 +61,8 @@ std::string summarize_fleet(const Fleet& fleet) {
   if (!fleet.outliers.empty()) {
     const FleetOutlier& first = fleet.outliers.front();
     text += "; " + std::to_string(fleet.outliers.size()) + " outlier GPU" + (fleet.outliers.size() == 1 ? "" : "s") +
-            " (" + first.host + " " + first.gpu + " " + first.probe + " " + fixed2(first.median_gbps) +
-            " GB/s, group median " + fixed2(first.group_median_gbps) + ")";
+            " (" + first.host + " " + first.gpu + " " + first.probe + " " + fixed_text(first.median_gbps, 2) +
+            " GB/s, group median " + fixed_text(first.group_median_gbps, 2) + ")";
   }
   return text;
 }
@@ -89,18 +84,6 @@ int exit_code_severity(int exit_code) {
 
 int worse_exit_code(int a, int b) { return exit_code_severity(b) > exit_code_severity(a) ? b : a; }
 
-int exit_code_of_overall(Overall overall) {
-  switch (overall) {
-    case Overall::kPass:
-      return kNodeExitPass;
-    case Overall::kFail:
-      return kNodeExitFail;
-    case Overall::kInconclusive:
-      return kNodeExitInconclusive;
-  }
-  return kNodeExitInconclusive;
-}
-
 FleetNode node_from_results(const Results& results, std::string source) {
   FleetNode node;
   node.host = results.evidence.host.hostname;
@@ -108,7 +91,7 @@ FleetNode node_from_results(const Results& results, std::string source) {
   node.has_results = true;
   node.tool_version = results.tool.version;
   node.overall = results.overall;
-  node.exit_code = exit_code_of_overall(results.overall);
+  node.exit_code = exit_code_of(results.overall);
   node.reason = results.summary;
   for (const Verdict& verdict : results.verdicts) {
     if (verdict.status == VerdictStatus::kPass) continue;
@@ -173,16 +156,6 @@ std::vector<FleetNode> deduplicate_hosts(std::vector<FleetInput> inputs, std::ve
   nodes.reserve(kept.size());
   for (auto& [host, input] : kept) nodes.push_back(std::move(input.node));
   return nodes;
-}
-
-double median_of(std::vector<double>& values) {
-  if (values.empty()) return 0;
-  const std::size_t mid = values.size() / 2;
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
-  const double upper = values[mid];
-  if (values.size() % 2 == 1) return upper;
-  const double lower = *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid));
-  return (lower + upper) / 2;
 }
 
 Fleet build_fleet(std::vector<FleetNode> nodes, std::vector<std::string> problems, std::string launch, ToolInfo tool,

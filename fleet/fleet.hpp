@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "fleet/fleet_allreduce.hpp"
+#include "model/exit_code.hpp"
 #include "model/measurement.hpp"
+#include "model/median.hpp"
 #include "model/results.hpp"
 #include "model/verdict.hpp"
 
@@ -22,12 +24,12 @@ namespace pcieval {
 // results_schema/pcieval-fleet.schema.json in step.
 inline constexpr const char* kFleetSchemaVersion = "1.1.0";
 
-// DESIGN.md's exit codes, as a fleet document records them per node and for
-// the fleet (app/commands.hpp's ExitCode has the same values).
-inline constexpr int kNodeExitPass = 0;
-inline constexpr int kNodeExitFail = 1;
-inline constexpr int kNodeExitUsage = 2;  // the node's document could not be read or was never written
-inline constexpr int kNodeExitInconclusive = 3;
+// DESIGN.md's exit codes (model/exit_code.hpp), by the names a fleet
+// document's per-node and fleet codes are read with.
+inline constexpr int kNodeExitPass = kExitPass;
+inline constexpr int kNodeExitFail = kExitFail;
+inline constexpr int kNodeExitUsage = kExitUsage;  // the node's document could not be read or was never written
+inline constexpr int kNodeExitInconclusive = kExitInconclusive;
 
 // How bad an exit code is for the fleet: fail (1) > usage (2) > inconclusive
 // (3) > pass (0). A failing node is a known fault and outranks everything; an
@@ -35,7 +37,6 @@ inline constexpr int kNodeExitInconclusive = 3;
 // nothing at all is known of it. Unknown codes rank as usage.
 [[nodiscard]] int exit_code_severity(int exit_code);
 [[nodiscard]] int worse_exit_code(int a, int b);
-[[nodiscard]] int exit_code_of_overall(Overall overall);
 
 // One GPU's median from one of the per-GPU copy-engine probes (h2d_ce or
 // d2h_ce, aggregation "alone"): what the outlier rule compares across nodes.
@@ -158,10 +159,6 @@ struct FleetInput {
 // node with results of the same host. Returns the kept nodes, ordered by host.
 [[nodiscard]] std::vector<FleetNode> deduplicate_hosts(std::vector<FleetInput> inputs,
                                                        std::vector<std::string>& problems);
-
-// Median of `values` (the mean of the middle two for an even count); 0 when
-// empty. Reorders `values`.
-[[nodiscard]] double median_of(std::vector<double>& values);
 
 // The groups and outliers of `nodes` under `rule` (fleet/outliers.cpp).
 void find_outliers(const std::vector<FleetNode>& nodes, const OutlierRule& rule, std::vector<FleetGroup>& groups,

@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "fleet/fleet.hpp"
-#include "report/svg.hpp"
+#include "model/text.hpp"
 
 namespace pcieval {
 namespace {
@@ -111,7 +111,7 @@ std::string describe_fleet_allreduce(const FleetAllReduce& allreduce) {
   if (allreduce.status == FleetAllReduceStatus::kSkipped) return "fleet all-reduce skipped: " + allreduce.reason;
   std::string who = "over " + std::to_string(allreduce.nodes) + " node" + (allreduce.nodes == 1 ? "" : "s") + ", " +
                     std::to_string(allreduce.gpus) + " GPU" + (allreduce.gpus == 1 ? "" : "s");
-  who += " at " + svg::binary_size_text(static_cast<double>(allreduce.size_bytes));
+  who += " at " + binary_size_text(static_cast<double>(allreduce.size_bytes));
   if (allreduce.status == FleetAllReduceStatus::kFailed)
     return "fleet all-reduce " + who + " failed: " + allreduce.reason;
   char rates[96];

@@ -12,18 +12,16 @@
 #include <vector>
 
 #include "fleet/fleet_overview.hpp"
-#include "report/svg.hpp"
+#include "report/html_page.hpp"
 
 namespace pcieval {
 namespace {
 
-using svg::escape;
-using svg::number_text;
-using svg::overall_class;
-using svg::section_open;
+// The page helpers (escape, sections, number text) the node page shares.
+using namespace html;
 
 // The fleet page's own rules (the strip plots), after the base the node
-// page starts from too (svg::base_page_style), so both read alike.
+// page starts from too (html::base_page_style), so both read alike.
 constexpr std::string_view kStyle = R"(
 svg.strip{width:760px;max-width:100%;height:auto;background:#fff;border:1px solid #d5d9df;border-radius:6px}
 svg .band{fill:#f6f7f9}svg .grid{stroke:#eceff2}svg .tick,svg .row-note{font-size:10.5px;fill:#4a5561}
@@ -36,8 +34,6 @@ std::string status_span(Overall overall) {
   return "<span class=\"status " + std::string(overall_class(overall)) + "\">" + std::string(to_string(overall)) +
          "</span>";
 }
-
-std::string none(std::string_view sentence) { return "<p class=\"none\">" + std::string(sentence) + "</p>\n"; }
 
 std::string plural(std::size_t count, std::string_view word) {
   return std::to_string(count) + " " + std::string(word) + (count == 1 ? "" : "s");
@@ -437,14 +433,8 @@ std::string medians_section(const Fleet& fleet) {
 
 std::string render_fleet_html(const Fleet& fleet) {
   std::string word(to_string(fleet.overall));
-  std::string out =
-      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-      // Nothing may be fetched: no script, image, font or stylesheet by URL.
-      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n"
-      "<title>pcieval fleet: " +
-      word + ", " + plural(fleet.nodes.size(), "node") + "</title>\n<style>" + std::string(svg::base_page_style()) +
-      std::string(kStyle) + "</style>\n</head>\n<body>\n<main>\n<h1>pcieval fleet</h1>\n";
+  std::string out = html::page_open("pcieval fleet: " + word + ", " + plural(fleet.nodes.size(), "node"), kStyle,
+                                    "pcieval fleet", html::HeadOrder::kViewportFirst);
   const FleetOverview overview = overview_of(fleet);
   // A large fleet's long lists are cut so the page stays small enough to
   // open at once; the fleet document has them whole.
@@ -456,7 +446,7 @@ std::string render_fleet_html(const Fleet& fleet) {
   out += problems_section(fleet, max_rows);
   out += allreduce_section(fleet);
   out += medians_section(fleet);
-  out += "</main>\n</body>\n</html>\n";
+  out += html::page_close();
   return out;
 }
 

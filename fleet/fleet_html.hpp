@@ -26,7 +26,7 @@ namespace pcieval {
 // the ones that are not outliers as a histogram). A large fleet's node,
 // outlier and problem lists stop at kMaxListedRows, so a 10,000-node page
 // stays a few hundred kilobytes. Every string of the fleet is
-// escaped (svg::escape): host names and reasons are data, never markup.
+// escaped (html::escape): host names and reasons are data, never markup.
 [[nodiscard]] std::string render_fleet_html(const Fleet& fleet);
 
 }  // namespace pcieval

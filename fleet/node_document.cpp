@@ -468,7 +468,7 @@ FleetNode entry_of(const element& root, std::string source) {
     if (verdict.status != VerdictStatus::kPass) node.verdicts.push_back(std::move(verdict));
   }
   node.overall = one_of(member(root, "overall"), kOveralls);
-  node.exit_code = exit_code_of_overall(node.overall);
+  node.exit_code = exit_code_of(node.overall);
   node.reason = std::string(text_view(member(root, "summary")));
   strings(member(root, "notes"));
   return node;

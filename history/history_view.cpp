@@ -1,12 +1,11 @@
 #include "history/history_view.hpp"
 
 #include <algorithm>
-#include <array>
-#include <cmath>
-#include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <tuple>
+
+#include "model/text.hpp"
 
 namespace pcieval {
 
@@ -43,29 +42,10 @@ std::vector<Trend> trends_of(const std::vector<HistoryPoint>& points) {
 
 namespace {
 
-std::string fixed(double value, int decimals) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", decimals, value);
-  return text;
-}
-
-// Binary units, as copy sizes are chosen: "4 KiB", "256 MiB".
-std::string size_text(std::uint64_t bytes) {
-  constexpr std::array<const char*, 5> kUnits = {"B", "KiB", "MiB", "GiB", "TiB"};
-  std::size_t unit = 0;
-  double value = static_cast<double>(bytes);
-  while (value >= 1024 && unit + 1 < kUnits.size()) {
-    value /= 1024;
-    ++unit;
-  }
-  const bool whole = value == std::floor(value);
-  return fixed(value, whole ? 0 : 1) + " " + kUnits[unit];
-}
-
 std::string change_text(const Trend& trend) {
   const auto change = trend.change_percent();
   if (!change) return "-";
-  return (*change >= 0 ? "+" : "") + fixed(*change, 1) + "%";
+  return (*change >= 0 ? "+" : "") + fixed_text(*change, 1) + "%";
 }
 
 std::string medians_text(const Trend& trend) {
@@ -73,7 +53,7 @@ std::string medians_text(const Trend& trend) {
   const std::size_t shown = std::min<std::size_t>(trend.points.size(), kShownMedians);
   if (shown < trend.points.size()) out = "... ";
   for (std::size_t i = trend.points.size() - shown; i < trend.points.size(); ++i) {
-    out += fixed(trend.points[i].median_gbps, 2) + (i + 1 < trend.points.size() ? " " : "");
+    out += fixed_text(trend.points[i].median_gbps, 2) + (i + 1 < trend.points.size() ? " " : "");
   }
   return out;
 }
@@ -116,9 +96,10 @@ std::string render_history_table(const std::vector<HistoryRun>& runs, const std:
   std::vector<std::vector<std::string>> trend_rows = {
       {"SUBJECT", "PROBE", "DIR", "SIZE", "RUNS", "FIRST GB/s", "LAST GB/s", "CHANGE", "MEDIANS GB/s (oldest first)"}};
   for (const Trend& trend : trends) {
-    trend_rows.push_back({trend.subject, trend.probe, trend.direction, size_text(trend.size_bytes),
-                          std::to_string(trend.points.size()), fixed(trend.points.front().median_gbps, 2),
-                          fixed(trend.points.back().median_gbps, 2), change_text(trend), medians_text(trend)});
+    trend_rows.push_back({trend.subject, trend.probe, trend.direction,
+                          binary_size_text(static_cast<double>(trend.size_bytes)), std::to_string(trend.points.size()),
+                          fixed_text(trend.points.front().median_gbps, 2),
+                          fixed_text(trend.points.back().median_gbps, 2), change_text(trend), medians_text(trend)});
   }
   return out + "\n" + aligned(trend_rows, {false, false, false, true, true, true, true, true});
 }

@@ -6,11 +6,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <optional>
 
 #include "ingest/tool_json.hpp"
 #include "model/captured_event.hpp"
+#include "model/text.hpp"
 
 namespace pcieval {
 namespace {
@@ -131,12 +131,6 @@ void read_rank_line(const std::vector<std::string_view>& cells, ToolCapture& cap
     name += (name.empty() ? "" : " ") + std::string(cells[i]);
   }
   capture.gpu_names[static_cast<int>(*device)] = name;
-}
-
-std::string gbps_text(double gbps) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.2f GB/s", gbps);
-  return buffer;
 }
 
 // NCCL's own word (NCCL_DEBUG=INFO) that the environment turned peer-to-peer
@@ -376,7 +370,7 @@ std::string summarize_nccl(const ToolCapture& capture) {
     }
   }
   if (largest == nullptr) largest = &capture.nccl_rows.back();
-  text += ": busbw " + gbps_text(largest->busbw_gbps) + ", algbw " + gbps_text(largest->algbw_gbps) + " at " +
+  text += ": busbw " + gbps_text(largest->busbw_gbps, 2) + ", algbw " + gbps_text(largest->algbw_gbps, 2) + " at " +
           std::to_string(largest->size_bytes) + " bytes" + (largest->in_place ? " in place" : " out of place") + " (" +
           capture.source + (largest->line > 0 ? ":" + std::to_string(largest->line) : std::string()) + ")";
   if (wrong_rows > 0) {

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "model/enum_names.hpp"
+#include "model/median.hpp"
 #include "model/units.hpp"
 
 namespace pcieval {
@@ -59,7 +60,6 @@ TrialStats summarize_trials(std::span<const double> trials_gbps) {
   const std::size_t n = sorted.size();
   stats.min_gbps = sorted.front();
   stats.max_gbps = sorted.back();
-  stats.median_gbps = n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
   if (n > 1) {
     const double mean = std::accumulate(sorted.begin(), sorted.end(), 0.0) / static_cast<double>(n);
     double squares = 0;
@@ -67,6 +67,8 @@ TrialStats summarize_trials(std::span<const double> trials_gbps) {
     const double stddev = std::sqrt(squares / static_cast<double>(n - 1));
     stats.cv = mean > 0 ? stddev / mean : 0;
   }
+  // Last: median_of reorders, and the sums above are taken in sorted order.
+  stats.median_gbps = median_of(sorted);
   return stats;
 }
 

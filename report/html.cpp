@@ -10,19 +10,20 @@
 #include <utility>
 #include <vector>
 
+#include "model/text.hpp"
+#include "report/address_tree.hpp"
+#include "report/html_page.hpp"
 #include "report/svg.hpp"
 
 namespace pcieval {
 namespace {
 
-using svg::escape;
-using svg::number_text;
-using svg::overall_class;
-using svg::section_open;
+// The page helpers (escape, sections, number text) the fleet page shares.
+using namespace html;
 
 constexpr std::string_view kSweepProbe = "sweep_ce";
 
-// The node page's own rules, after svg::base_page_style(): the topology
+// The node page's own rules, after html::base_page_style(): the topology
 // tree, link badges, charts and findings. The page reads in grey too.
 constexpr std::string_view kStyle = R"(
 .tree,.tree ul{list-style:none;margin:0;padding-left:22px}.tree{padding-left:0}
@@ -71,8 +72,6 @@ std::string status_span(VerdictStatus status) {
   return "<span class=\"status " + std::string(status_class(status)) + "\">" + std::string(to_string(status)) +
          "</span>";
 }
-
-std::string none(std::string_view sentence) { return "<p class=\"none\">" + std::string(sentence) + "</p>\n"; }
 
 // ---- verdict --------------------------------------------------------------
 
@@ -155,19 +154,6 @@ std::string link_badge(const Link& link, const NamedLinks& named) {
          escape(text) + "</span>";
 }
 
-struct TreeNode {
-  PciAddress bdf;
-  std::string html;  // the node's line, escaped already
-  std::vector<TreeNode> children;
-
-  TreeNode& child(const PciAddress& address, const std::string& line) {
-    auto it = std::lower_bound(children.begin(), children.end(), address,
-                               [](const TreeNode& node, const PciAddress& key) { return node.bdf < key; });
-    if (it == children.end() || it->bdf != address) it = children.insert(it, TreeNode{address, line, {}});
-    return *it;
-  }
-};
-
 std::string device_line(const DeviceRecord& record, const std::map<std::string, VerdictStatus>& worst) {
   const PciFunction& function = record.function;
   const std::string bdf = to_string(function.bdf);
@@ -181,15 +167,11 @@ std::string device_line(const DeviceRecord& record, const std::map<std::string, 
   return line;
 }
 
-void insert_device(TreeNode& root, const DeviceRecord& record, const std::map<std::string, VerdictStatus>& worst,
+void insert_device(AddressTree& root, const DeviceRecord& record, const std::map<std::string, VerdictStatus>& worst,
                    const NamedLinks& named) {
-  struct Step {
-    PciAddress bdf;
-    std::string html;
-  };
   // Bottom-up: the device (with its own link), then for each link the port
   // above it; a switch upstream port appears with the uplink above it.
-  std::vector<Step> bottom_up{
+  std::vector<TreeStep> bottom_up{
       {record.function.bdf, device_line(record, worst) + link_badge(record.path.front(), named)}};
   for (std::size_t i = 0; i < record.path.size(); ++i) {
     const Link& link = record.path[i];
@@ -203,13 +185,12 @@ void insert_device(TreeNode& root, const DeviceRecord& record, const std::map<st
                                             "</span> <span class=\"role\">" +
                                             (is_root ? "root port" : "switch downstream port") + "</span>"});
   }
-  TreeNode* node = &root;
-  for (auto step = bottom_up.rbegin(); step != bottom_up.rend(); ++step) node = &node->child(step->bdf, step->html);
+  insert_bottom_up(root, bottom_up);
 }
 
-void render_tree(const TreeNode& node, std::string& out) {
-  for (const TreeNode& child : node.children) {
-    out += "<li>" + child.html;
+void render_tree(const AddressTree& node, std::string& out) {
+  for (const AddressTree& child : node.children) {
+    out += "<li>" + child.line;  // markup, escaped already
     if (!child.children.empty()) {
       out += "\n<ul>\n";
       render_tree(child, out);
@@ -223,7 +204,7 @@ std::string topology_section(const Results& results) {
   std::string out = section_open("topology", "Topology");
   const auto worst = worst_status_by_subject(results);
   const NamedLinks named = named_links(results);
-  TreeNode root;
+  AddressTree root;
   std::vector<const DeviceRecord*> without_path;
   for (const DeviceRecord& record : results.evidence.devices) {
     if (record.path.empty()) {
@@ -281,7 +262,7 @@ std::string measurements_section(const Results& results, std::span<const Bandwid
             escape(std::string(to_string(m.direction))) + "</td><td>" + escape(std::string(to_string(m.method))) +
             "</td><td>" + escape(std::string(to_string(m.host_memory))) + "</td><td>" +
             escape(std::string(to_string(m.aggregation))) + "</td><td class=\"num\">" +
-            escape(svg::binary_size_text(static_cast<double>(m.size_bytes))) + "</td><td class=\"num\"><b>" +
+            escape(binary_size_text(static_cast<double>(m.size_bytes))) + "</td><td class=\"num\"><b>" +
             number_text(m.stats.median_gbps, 2) + "</b></td><td class=\"num\">" + number_text(m.stats.min_gbps, 2) +
             "</td><td class=\"num\">" + number_text(m.stats.max_gbps, 2) + "</td><td class=\"num\">" +
             number_text(m.stats.cv * 100, 1) + "</td><td>" + numa_text(m) + "</td>";
@@ -374,7 +355,7 @@ std::string curves_section(const Results& results, std::span<const BandwidthBudg
       point.y = m->stats.median_gbps;
       point.y_low = m->stats.min_gbps;
       point.y_high = m->stats.max_gbps;
-      point.tooltip = svg::binary_size_text(point.x) + ": " + number_text(point.y, 2) + " GB/s (" +
+      point.tooltip = binary_size_text(point.x) + ": " + number_text(point.y, 2) + " GB/s (" +
                       std::to_string(m->trials_gbps.size()) + " trials, " + number_text(m->stats.min_gbps, 2) + "-" +
                       number_text(m->stats.max_gbps, 2) + ")";
       chart.series[it->second].points.push_back(point);
@@ -573,14 +554,8 @@ std::string notes_section(const Results& results) {
 std::string render_html(const Results& results, std::span<const BandwidthBudget> budgets) {
   std::string word(to_string(results.overall));
   std::string out =
-      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-      // Nothing is fetched: a report opened from a ticket must not call out,
-      // and had an escape been missed, no script could run either.
-      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n"
-      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>pcieval " +
-      escape(results.evidence.host.hostname) + ": " + word + "</title>\n<style>" + std::string(svg::base_page_style()) +
-      std::string(kStyle) +
-      "</style>\n</head>\n<body>\n<main>\n<h1>pcieval report: " + escape(results.evidence.host.hostname) + "</h1>\n";
+      html::page_open("pcieval " + escape(results.evidence.host.hostname) + ": " + word, kStyle,
+                      "pcieval report: " + escape(results.evidence.host.hostname), html::HeadOrder::kPolicyFirst);
   out += verdict_section(results);
   out += topology_section(results);
   out += measurements_section(results, budgets);
@@ -589,7 +564,7 @@ std::string render_html(const Results& results, std::span<const BandwidthBudget>
   out += samples_section(results);
   out += evidence_section(results);
   out += notes_section(results);
-  out += "</main>\n</body>\n</html>\n";
+  out += html::page_close();
   return out;
 }
 

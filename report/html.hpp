@@ -5,8 +5,8 @@
 #include <span>
 #include <string>
 
+#include "model/bandwidth_budget.hpp"
 #include "model/results.hpp"
-#include "report/table.hpp"
 
 namespace pcieval {
 
@@ -34,7 +34,7 @@ namespace pcieval {
 //   subject in the document (its path link by link, its measurements and
 //   error counters).
 // Then the document's notes. A section with nothing to show says so in a
-// sentence. Every string taken from `results` is escaped (svg::escape), so no
+// sentence. Every string taken from `results` is escaped (html::escape), so no
 // hostname, model name or reason can add markup.
 [[nodiscard]] std::string render_html(const Results& results, std::span<const BandwidthBudget> budgets = {});
 

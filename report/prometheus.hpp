@@ -7,8 +7,8 @@
 #include <span>
 #include <string>
 
+#include "model/bandwidth_budget.hpp"
 #include "model/results.hpp"
-#include "report/table.hpp"
 
 namespace pcieval {
 

@@ -3,58 +3,14 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdio>
 
-#include "report/utf8.hpp"
+#include "model/text.hpp"
+#include "report/html_page.hpp"
 
 namespace pcieval::svg {
 
-std::string_view base_page_style() {
-  static constexpr std::string_view kBase = R"(
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:0;color:#1d232b;background:#f6f7f9}
-main{max-width:1180px;margin:0 auto;padding:16px 24px 48px}
-h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 10px;border-bottom:1px solid #d5d9df;padding-bottom:4px}
-h3{font-size:15px;margin:14px 0 6px}
-code,.mono{font-family:"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:12.5px}
-#verdict{border-radius:8px;padding:16px 20px;border:2px solid;margin-top:8px}
-#verdict.pass{background:#e7f5ea;border-color:#1e7b34}#verdict.fail{background:#fbe9e9;border-color:#b3261e}
-#verdict.inconclusive{background:#fff4dc;border-color:#9a6700}
-.result-word{font-size:30px;font-weight:700;letter-spacing:.04em}
-.pass .result-word,.status.pass{color:#1e7b34}.fail .result-word,.status.fail{color:#b3261e}
-.inconclusive .result-word,.status.inconclusive{color:#9a6700}
-.summary{font-size:15px;margin:6px 0}.meta{color:#4a5561}
-.status{font-weight:600;white-space:nowrap}
-table{border-collapse:collapse;background:#fff;width:100%;margin:6px 0 10px;font-size:13px}
-.scroll{overflow-x:auto}
-th,td{border:1px solid #d5d9df;padding:3px 7px;text-align:left;vertical-align:top}
-th{background:#eef0f3;font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-.none{color:#4a5561;font-style:italic}
-)";
-  return kBase;
-}
+using html::escape;
 
-std::string_view overall_class(Overall overall) {
-  switch (overall) {
-    case Overall::kPass:
-      return "pass";
-    case Overall::kFail:
-      return "fail";
-    case Overall::kInconclusive:
-      break;
-  }
-  return "inconclusive";
-}
-
-std::string number_text(double value, int decimals) {
-  if (!std::isfinite(value)) return "-";
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
-}
-
-std::string section_open(std::string_view id, std::string_view title) {
-  return "<section id=\"" + std::string(id) + "\">\n<h2>" + std::string(title) + "</h2>\n";
-}
 namespace {
 
 // Okabe-Ito: told apart by readers with any common colour-vision deficiency.
@@ -67,11 +23,7 @@ constexpr double kRight = 16;
 constexpr double kTop = 30;
 constexpr double kBottom = 46;
 
-std::string num(double value, int decimals = 2) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
-}
+std::string num(double value, int decimals = 2) { return fixed_text(value, decimals); }
 
 // A tick step of 1, 2 or 5 times a power of ten giving about `count` ticks.
 double nice_step(double span, int count) {
@@ -107,50 +59,6 @@ bool drawable(const Point& point, bool x_log2) {
 }
 
 }  // namespace
-
-std::string escape(std::string_view raw) {
-  const std::string text = utf8::sanitized(raw);
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        if ((byte < 0x20 && c != '\t' && c != '\n' && c != '\r') || byte == 0x7f) {
-          utf8::append(out, utf8::kReplacement);
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
-
-std::string binary_size_text(double bytes) {
-  constexpr std::array<const char*, 5> kUnits = {"B", "KiB", "MiB", "GiB", "TiB"};
-  std::size_t unit = 0;
-  while (std::fabs(bytes) >= 1024 && unit + 1 < kUnits.size()) {
-    bytes /= 1024;
-    ++unit;
-  }
-  const int decimals = bytes == std::floor(bytes) ? 0 : 1;
-  return num(bytes, decimals) + " " + kUnits[unit];
-}
 
 std::string render_chart(const Chart& chart) {
   const double plot_w = kWidth - kLeft - kRight;

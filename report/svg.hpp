@@ -1,6 +1,4 @@
-// Used by report/ and fleet/ only: markup escaping, the parts the node page
-// and the fleet page share (look, number text, sections), and small inline
-// SVG line charts for the HTML report. The
+// Small inline SVG line charts for the HTML report (report/html.cpp). The
 // charts are drawn here, in C++, so the report needs no script and no library
 // fetched from the network to show a curve.
 #pragma once
@@ -10,27 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "model/verdict.hpp"
-
 namespace pcieval::svg {
-
-// `raw` made safe as HTML or SVG text and as a double-quoted attribute value:
-// ill-formed UTF-8 becomes U+FFFD, & < > " ' become character references, and
-// control characters other than tab, newline and carriage return (which HTML
-// forbids in text) become U+FFFD as well. Every string that came from a
-// results document goes through here: hostnames and model names are data,
-// never markup.
-[[nodiscard]] std::string escape(std::string_view raw);
-
-// The CSS both pages start from (type, verdict box, tables); each page adds
-// its own rules after it. Colours say the same as the words beside them.
-[[nodiscard]] std::string_view base_page_style();
-// "pass", "fail" or "inconclusive": the colour class of an overall verdict.
-[[nodiscard]] std::string_view overall_class(Overall overall);
-// `value` with `decimals` digits after the point; "-" when not finite.
-[[nodiscard]] std::string number_text(double value, int decimals = 2);
-// `<section id="id">` and its heading; `title` is markup, not document data.
-[[nodiscard]] std::string section_open(std::string_view id, std::string_view title);
 
 struct Point {
   double x = 0;
@@ -52,7 +30,7 @@ struct Series {
 };
 
 enum class AxisFormat {
-  kBytes,    // binary sizes: "4 KiB", "1 GiB"
+  kBytes,    // binary sizes: "4 KiB", "1 GiB" (model/text.hpp binary_size_text)
   kSeconds,  // "1.5 s"
   kNumber,   // "27.6"
 };
@@ -75,8 +53,5 @@ struct Chart {
 // out. A chart with no drawable point still renders its frame and says
 // "no data".
 [[nodiscard]] std::string render_chart(const Chart& chart);
-
-// "256 MiB", "4 KiB", "1.5 GiB", "512 B".
-[[nodiscard]] std::string binary_size_text(double bytes);
 
 }  // namespace pcieval::svg

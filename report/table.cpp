@@ -1,16 +1,15 @@
 #include "report/table.hpp"
 
 #include <algorithm>
-#include <array>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "model/text.hpp"
 
 namespace pcieval {
 namespace {
@@ -168,24 +167,6 @@ Row device_row(const Results& results, const DeviceRecord& record, std::span<con
 // The probe whose measurements are a bandwidth curve, not verdict numbers.
 constexpr std::string_view kSweepProbe = "sweep_ce";
 
-std::string fixed(double value, int decimals) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
-}
-
-// Binary units, as copy sizes are chosen: "4 KiB", "256 MiB", "1.5 GiB".
-std::string size_text(std::uint64_t bytes) {
-  constexpr std::array<const char*, 5> kUnits = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  std::size_t unit = 0;
-  while (value >= 1024 && unit + 1 < kUnits.size()) {
-    value /= 1024;
-    ++unit;
-  }
-  return fixed(value, value == std::floor(value) ? 0 : 1) + " " + kUnits[unit];
-}
-
 std::string host_numa_text(const Measurement& measurement) {
   if (!measurement.host_numa_node) return "-";
   std::string text = std::to_string(*measurement.host_numa_node);
@@ -199,7 +180,7 @@ std::string budget_text(const Measurement& measurement, std::span<const Bandwidt
   if (measurement.aggregation == Aggregation::kTotalOverWallTime) return "";
   for (const BandwidthBudget& budget : budgets) {
     if (budget.subject == measurement.subject && budget.direction == measurement.direction) {
-      return fixed(budget.budget_gbps, 1) + " (" + budget.link + ")";
+      return fixed_text(budget.budget_gbps, 1) + " (" + budget.link + ")";
     }
   }
   return "";
@@ -210,9 +191,10 @@ std::string measurements_table(const std::vector<Measurement>& measurements, std
   rows.push_back({"PROBE", "SUBJECT", "DIR", "SIZE", "MEDIAN GB/s", "MIN", "MAX", "CV %", "HOST NUMA", "BUDGET"});
   for (const Measurement& m : measurements) {
     if (m.probe == kSweepProbe) continue;
-    rows.push_back({m.probe, m.subject, std::string(to_string(m.direction)), size_text(m.size_bytes),
-                    fixed(m.stats.median_gbps, 2), fixed(m.stats.min_gbps, 2), fixed(m.stats.max_gbps, 2),
-                    fixed(m.stats.cv * 100, 1), host_numa_text(m), budget_text(m, budgets)});
+    rows.push_back({m.probe, m.subject, std::string(to_string(m.direction)),
+                    binary_size_text(static_cast<double>(m.size_bytes)), fixed_text(m.stats.median_gbps, 2),
+                    fixed_text(m.stats.min_gbps, 2), fixed_text(m.stats.max_gbps, 2), fixed_text(m.stats.cv * 100, 1),
+                    host_numa_text(m), budget_text(m, budgets)});
   }
   if (rows.size() == 1) return "";
   const Align l = Align::kLeft;
@@ -242,7 +224,8 @@ std::string sweep_section(const std::vector<Measurement>& measurements) {
                      [](const Measurement* a, const Measurement* b) { return a->size_bytes < b->size_bytes; });
     std::string line = name + ":";
     for (std::size_t i = 0; i < points.size(); ++i) {
-      line += (i == 0 ? " " : ", ") + size_text(points[i]->size_bytes) + " " + fixed(points[i]->stats.median_gbps, 2);
+      line += (i == 0 ? " " : ", ") + binary_size_text(static_cast<double>(points[i]->size_bytes)) + " " +
+              fixed_text(points[i]->stats.median_gbps, 2);
     }
     out += line + "\n";
   }

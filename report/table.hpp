@@ -4,20 +4,10 @@
 #include <span>
 #include <string>
 
-#include "model/measurement.hpp"
+#include "model/bandwidth_budget.hpp"
 #include "model/results.hpp"
 
 namespace pcieval {
-
-// The budget one per-GPU measurement is held against, for the BUDGET column.
-// A budget is judgement (validate/ computes it from the link) and report/
-// depends on model/ only, so the caller hands it in.
-struct BandwidthBudget {
-  std::string subject;  // the measurement's subject: a GPU's address "0000:17:00.0"
-  Direction direction = Direction::kHostToDevice;
-  std::string link;  // the link state it is the budget of, "Gen5 x16"
-  double budget_gbps = 0;
-};
 
 // What the validator holds a device's shown link to where that is not the
 // lower of both ends' capabilities (an emulated port above it, or no port

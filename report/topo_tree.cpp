@@ -6,6 +6,8 @@
 #include <optional>
 #include <vector>
 
+#include "report/address_tree.hpp"
+
 namespace pcieval {
 namespace {
 
@@ -37,32 +39,11 @@ std::string device_text(const DeviceRecord& record) {
   return text;
 }
 
-// One line of the tree: a port or a device. Children are kept sorted by
-// address so that devices under one port merge into one branch and print in
-// address order. (A vector, because standard containers other than vector and
-// list need a complete element type.)
-struct TreeNode {
-  PciAddress bdf;
-  std::string text;
-  std::vector<TreeNode> children;
-
-  TreeNode& child(const PciAddress& address, const std::string& line) {
-    auto it = std::lower_bound(children.begin(), children.end(), address,
-                               [](const TreeNode& node, const PciAddress& key) { return node.bdf < key; });
-    if (it == children.end() || it->bdf != address) it = children.insert(it, TreeNode{address, line, {}});
-    return *it;
-  }
-};
-
 // The path read top-down: root port, then for each switch its upstream port
 // (with the uplink above it) and downstream port, then the device. The role
 // of each port follows from where it sits in a link, not from counting.
-void insert_device(TreeNode& root, const DeviceRecord& record) {
-  struct Step {
-    PciAddress bdf;
-    std::string text;
-  };
-  std::vector<Step> bottom_up{{record.function.bdf, device_text(record)}};
+void insert_device(AddressTree& root, const DeviceRecord& record) {
+  std::vector<TreeStep> bottom_up{{record.function.bdf, device_text(record)}};
   for (std::size_t i = 0; i < record.path.size(); ++i) {
     const Link& link = record.path[i];
     if (link.downstream != bottom_up.back().bdf) {
@@ -73,16 +54,13 @@ void insert_device(TreeNode& root, const DeviceRecord& record) {
     bottom_up.push_back(
         {link.upstream, to_string(link.upstream) + (is_root ? " root port" : " switch downstream port")});
   }
-  TreeNode* node = &root;
-  for (auto step = bottom_up.rbegin(); step != bottom_up.rend(); ++step) {
-    node = &node->child(step->bdf, step->text);
-  }
+  insert_bottom_up(root, bottom_up);
 }
 
-void render(const TreeNode& node, int depth, std::string& out) {
-  for (const TreeNode& child : node.children) {
+void render(const AddressTree& node, int depth, std::string& out) {
+  for (const AddressTree& child : node.children) {
     out.append(static_cast<std::size_t>(depth) * 2, ' ');
-    out += child.text + "\n";
+    out += child.line + "\n";
     render(child, depth + 1, out);
   }
 }
@@ -102,8 +80,8 @@ std::string count_text(int count, const std::string& singular, const std::string
 
 std::string render_topology_tree(const Evidence& evidence) {
   // Known nodes in numeric order; "NUMA unknown" is printed after them.
-  std::map<int, TreeNode> by_numa;
-  TreeNode unknown_numa;
+  std::map<int, AddressTree> by_numa;
+  AddressTree unknown_numa;
   std::vector<const DeviceRecord*> without_path;
   int gpus = 0;
   int nics = 0;

@@ -2,25 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <string>
 
+#include "model/text.hpp"
 #include "validate/budget.hpp"
 #include "validate/link_rules.hpp"
 #include "validate/thresholds.hpp"
 
 namespace pcieval {
 namespace {
-
-std::string gbps_text(double gbps) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.1f GB/s", gbps);
-  return buffer;
-}
-
-std::string percent_text(double fraction) {
-  return std::to_string(static_cast<int>(std::lround(fraction * 100))) + "%";
-}
 
 Result<double> budget_of(const LinkState& state, Direction direction) {
   auto budget = link_budget(state);

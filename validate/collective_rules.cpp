@@ -2,26 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <optional>
 #include <string>
 
+#include "model/text.hpp"
 #include "validate/bandwidth_rules.hpp"
 #include "validate/budget.hpp"
 #include "validate/thresholds.hpp"
 
 namespace pcieval {
 namespace {
-
-std::string gbps_text(double gbps) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.1f GB/s", gbps);
-  return buffer;
-}
-
-std::string percent_text(double fraction) {
-  return std::to_string(static_cast<int>(std::lround(fraction * 100))) + "%";
-}
 
 bool is_host_path_busbw(const Measurement& m) {
   return m.probe == kAllReduceHostProbe && m.direction == Direction::kAllReduce &&

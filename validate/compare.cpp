@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 
+#include "model/text.hpp"
 #include "validate/bandwidth_rules.hpp"
 #include "validate/link_rules.hpp"
 
@@ -54,12 +54,8 @@ std::optional<double> median_of(const Evidence& evidence, const std::string& sub
   return std::nullopt;
 }
 
-std::string gbps_text(const std::optional<double>& gbps) {
-  if (!gbps) return "-";
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.1f", *gbps);
-  return buffer;
-}
+// The number alone ("-" when not measured): the unit follows the pair.
+std::string gbps_number_text(const std::optional<double>& gbps) { return gbps ? fixed_text(*gbps, 1) : "-"; }
 
 std::string outcome_text(const SubjectOutcome& outcome) {
   return outcome.present ? std::string(to_string(outcome.status)) : std::string("absent");
@@ -95,12 +91,12 @@ Comparison compare_results(const Results& before, const Results& after, const Co
       BandwidthChange bandwidth{probe, direction, median_of(before.evidence, subject, probe, direction),
                                 median_of(after.evidence, subject, probe, direction)};
       if (!bandwidth.before_gbps && !bandwidth.after_gbps) continue;
-      change.line +=
-          " " + probe + " " + gbps_text(bandwidth.before_gbps) + " -> " + gbps_text(bandwidth.after_gbps) + " GB/s,";
+      change.line += " " + probe + " " + gbps_number_text(bandwidth.before_gbps) + " -> " +
+                     gbps_number_text(bandwidth.after_gbps) + " GB/s,";
       if (bandwidth.before_gbps && bandwidth.after_gbps &&
           *bandwidth.after_gbps < (1.0 - options.max_drop_fraction) * *bandwidth.before_gbps) {
-        change.why_worse.push_back(probe + " fell from " + gbps_text(bandwidth.before_gbps) + " to " +
-                                   gbps_text(bandwidth.after_gbps) + " GB/s");
+        change.why_worse.push_back(probe + " fell from " + gbps_number_text(bandwidth.before_gbps) + " to " +
+                                   gbps_number_text(bandwidth.after_gbps) + " GB/s");
       }
       change.bandwidth.push_back(std::move(bandwidth));
     }
@@ -134,9 +130,9 @@ std::vector<Verdict> judge_against_baseline(const Evidence& now, const Evidence&
     verdict.subject = m.subject;
     verdict.status = VerdictStatus::kBandwidthLow;
     verdict.code = ReasonCode::kBandwidthBelowBaseline;
-    verdict.reason = m.probe + " " + gbps_text(m.stats.median_gbps) + " GB/s is more than " +
+    verdict.reason = m.probe + " " + gbps_number_text(m.stats.median_gbps) + " GB/s is more than " +
                      std::to_string(std::lround(options.max_drop_fraction * 100)) + "% below the baseline's " +
-                     gbps_text(known_good) + " GB/s";
+                     gbps_number_text(known_good) + " GB/s";
     verdict.remediation =
         "Compare the link state and AER counters with the baseline run (`pcieval compare BASELINE NOW`); check "
         "what changed on the node since (firmware, BIOS settings, a reseat, other jobs on the GPU).";

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <set>
 #include <tuple>
 
+#include "model/text.hpp"
 #include "validate/bandwidth_rules.hpp"
 #include "validate/budget.hpp"
 #include "validate/collective_rules.hpp"
@@ -14,16 +14,6 @@
 
 namespace pcieval {
 namespace {
-
-std::string gbps_text(double gbps) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.1f GB/s", gbps);
-  return buffer;
-}
-
-std::string percent_text(double fraction) {
-  return std::to_string(static_cast<int>(std::lround(fraction * 100))) + "%";
-}
 
 std::string join_states(const std::vector<LinkState>& states) {
   std::string text;

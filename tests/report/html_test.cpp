@@ -12,7 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "model/text.hpp"
 #include "report/hostile_results.hpp"
+#include "report/html_page.hpp"
 #include "report/sample_results.hpp"
 #include "report/svg.hpp"
 
@@ -71,7 +73,7 @@ TEST(HtmlTest, VerdictSaysTheResultInWordsAndColour) {
   std::string verdict = section(render_html(results), "verdict");
   EXPECT_THAT(verdict, HasSubstr("<section id=\"verdict\" class=\"fail\">"));
   EXPECT_THAT(verdict, HasSubstr(">FAIL<"));
-  EXPECT_THAT(verdict, HasSubstr(svg::escape(results.summary)));
+  EXPECT_THAT(verdict, HasSubstr(html::escape(results.summary)));
   EXPECT_THAT(verdict, HasSubstr("hgx-b07"));
   EXPECT_THAT(verdict, HasSubstr("5 verdicts"));
   EXPECT_THAT(verdict, HasSubstr("2 inconclusive"));
@@ -123,7 +125,7 @@ TEST(HtmlTest, TextFromTheDocumentNeverBecomesMarkup) {
     const auto byte = static_cast<unsigned char>(c);
     EXPECT_FALSE((byte < 0x20 && c != '\n' && c != '\r' && c != '\t') || byte == 0x7f) << static_cast<int>(byte);
   }
-  EXPECT_EQ(svg::escape("\xff"), "\xef\xbf\xbd");
+  EXPECT_EQ(html::escape("\xff"), "\xef\xbf\xbd");
 }
 
 TEST(HtmlTest, EmptyDocumentSaysWhatIsMissing) {
@@ -262,10 +264,10 @@ TEST(HtmlTest, EvidenceForEveryVerdictThatIsNotAPassFailingFirst) {
 }
 
 TEST(SvgTest, BinarySizesAndEmptyCharts) {
-  EXPECT_EQ(svg::binary_size_text(4096), "4 KiB");
-  EXPECT_EQ(svg::binary_size_text(256.0 * 1024 * 1024), "256 MiB");
-  EXPECT_EQ(svg::binary_size_text(1536.0 * 1024 * 1024), "1.5 GiB");
-  EXPECT_EQ(svg::binary_size_text(512), "512 B");
+  EXPECT_EQ(binary_size_text(4096), "4 KiB");
+  EXPECT_EQ(binary_size_text(256.0 * 1024 * 1024), "256 MiB");
+  EXPECT_EQ(binary_size_text(1536.0 * 1024 * 1024), "1.5 GiB");
+  EXPECT_EQ(binary_size_text(512), "512 B");
   svg::Chart chart;
   chart.title = "a <b>";
   chart.x_log2 = true;

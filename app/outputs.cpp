@@ -1,0 +1,77 @@
+// The output side every command shares: the folders of the files asked for,
+// checked up front; the renderers' context (budgets and shown links, which
+// need validate/); and the failures of report/outputs.hpp told.
+#include "report/outputs.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "app/commands.hpp"
+#include "validate/bandwidth_rules.hpp"
+#include "validate/expectation.hpp"
+
+namespace pcieval::app {
+
+Status check_output_directories(const JudgeOptions& options) {
+  for (const auto& [flag, path] :
+       {std::pair{"-o", &options.output_path}, std::pair{"--prom", &options.prom_path},
+        std::pair{"--junit", &options.junit_path}, std::pair{"--html", &options.html_path}}) {
+    if (Status checked = check_output_directory(flag, *path); !checked) return checked;
+  }
+  // The default path's folder is created (a first run on a node has none;
+  // history_command.cpp); a path the operator gave is used as given, as -o
+  // is: a typo in it must not grow a directory tree.
+  if (Status checked = check_output_directory("--history", options.history_path); !checked) {
+    return make_error(checked.error().message + " (pcieval creates only the default history folder)");
+  }
+  return ok_status();
+}
+
+std::vector<BandwidthBudget> path_budgets(const Evidence& evidence, const ThresholdProfile& profile) {
+  std::vector<BandwidthBudget> budgets;
+  for (const Measurement& m : evidence.measurements) {
+    if (m.gpus.size() != 1 || m.aggregation == Aggregation::kTotalOverWallTime) continue;
+    const auto already = std::find_if(budgets.begin(), budgets.end(), [&](const BandwidthBudget& b) {
+      return b.subject == m.subject && b.direction == m.direction;
+    });
+    if (already != budgets.end()) continue;
+    if (const auto budget = gpu_path_budget(evidence, m.gpus.front(), m.direction, expectation_options(profile))) {
+      budgets.push_back(BandwidthBudget{m.subject, m.direction, to_string(budget->link), budget->budget_gbps});
+    }
+  }
+  return budgets;
+}
+
+std::vector<ShownLink> shown_links(const Evidence& evidence, const ThresholdProfile& profile) {
+  const ExpectationOptions options = expectation_options(profile);
+  const auto text = [](const Reading<LinkState>& state) { return state ? to_string(state.value()) : std::string("?"); };
+  std::vector<ShownLink> shown;
+  for (const DeviceRecord& device : evidence.devices) {
+    std::optional<LinkExpectation> expectation;
+    if (device.path.empty()) {
+      expectation = expect_unplaced_link(device, evidence, options);
+    } else if (auto own = expect_link(device.path.front(), evidence, options);
+               own.basis != ExpectationBasis::kBothEnds) {
+      expectation = std::move(own);
+    }
+    if (expectation) {
+      shown.push_back(
+          ShownLink{to_string(device.function.bdf), text(expectation->expected), text(expectation->negotiated)});
+    }
+  }
+  return shown;
+}
+
+ReportContext report_context(const Results& results) {
+  ReportContext context;
+  context.budgets = path_budgets(results.evidence, results.thresholds);
+  context.shown_links = shown_links(results.evidence, results.thresholds);
+  return context;
+}
+
+bool all_written(const std::vector<Error>& failures) {
+  for (const Error& failure : failures) print_error(failure.message);
+  return failures.empty();
+}
+
+}  // namespace pcieval::app

@@ -1,0 +1,75 @@
+// The one output path of a judged (or rendered) results document: every
+// file a command was asked for (-o, --prom, --junit, --html), written
+// atomically, each attempted even when another fails.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/bandwidth_budget.hpp"
+#include "model/result.hpp"
+#include "model/results.hpp"
+#include "report/table.hpp"
+
+namespace pcieval {
+
+// What the renderers need besides the results (whose thresholds they read
+// from the document itself).
+struct ReportContext {
+  // When the run started (seconds since the epoch) and how long it took: the
+  // Prometheus run timestamp and duration and the JUnit suite's timestamp.
+  // Absent for a document rendered as it stands (`pcieval report`): the
+  // document holds neither, so neither is invented.
+  std::optional<double> started_s;
+  std::optional<double> duration_s;
+  // The link budget each per-GPU measurement is shown beside, and the links
+  // the table's EXPECTED column shows where that is not the lower of both
+  // ends. Both are judgement (validate/), which report/ does not depend on,
+  // so the caller computes them.
+  std::vector<BandwidthBudget> budgets;
+  std::vector<ShownLink> shown_links;
+};
+
+// The files asked for; an absent path is not written. "-" is stdout.
+struct OutputPaths {
+  std::optional<std::string> results_json;  // the results document (results_to_json)
+  std::optional<std::string> prometheus;    // node_exporter textfile metrics
+  std::optional<std::string> junit;         // JUnit XML, one test case per verdict
+  std::optional<std::string> html;          // the self-contained HTML report
+};
+
+// One file to write: where, and how to render it (called only when `path`
+// is given).
+struct OutputFile {
+  std::optional<std::string> path;
+  std::function<std::string()> render;
+};
+
+// Writes each given file atomically (report/atomic_file.hpp), in order. Every
+// file is attempted even when an earlier one fails, so that a full disk for
+// the JSON does not also cost the metrics. Returns the failures, in order;
+// empty when everything asked for was written.
+[[nodiscard]] std::vector<Error> write_files(std::span<const OutputFile> files);
+
+// The results' outputs named by `paths`, rendered with `context`: the
+// results document, the Prometheus metrics, the JUnit XML and the HTML
+// report, in that order, by write_files.
+[[nodiscard]] std::vector<Error> write_outputs(const Results& results, const ReportContext& context,
+                                               const OutputPaths& paths);
+
+// The folder `path` would be written in is there: "" when it is (or when
+// `path` names none), else the problem ("directory D does not exist", "D is
+// not a directory"). What cannot be looked at (no permission) is left to the
+// write, which names it.
+[[nodiscard]] std::string missing_directory(const std::string& path);
+
+// Whether an output's folder exists, checked before a command reads or
+// measures anything: "<flag>: cannot write X: directory D does not exist".
+// No path, "" and "-" (stdout) are fine.
+[[nodiscard]] Status check_output_directory(std::string_view flag, const std::optional<std::string>& path);
+
+}  // namespace pcieval
