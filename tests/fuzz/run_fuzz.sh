@@ -32,10 +32,12 @@
 #   so what a 40 KB capture reaches, a 4 KB slice of it reaches too (an lspci
 #   -vv device block is 1-3 KB, an nvidia-smi GPU section under 4 KB). Run
 #   time grows with length, and libFuzzer's mutations spend most of their
-#   executions on the longest inputs: measured on this tree (one core,
-#   idle machine), exec/s at 4096 vs 262144 rose from 300-5,000 to the
-#   numbers in tests/fuzz/corpus/README.md. The capture fixtures themselves
-#   are replayed whole by fuzz.replay.* in every `make test`.
+#   executions on the longest inputs. Measured on the shared 2-core build
+#   machine, 8 s per harness: 350-7,000 exec/s at 4096 (nvidia_smi_xml
+#   6,000/s over a whole 10M run) against 300-4,900 at 262144, with the
+#   inputs it keeps 4 KB at most instead of whole captures. The capture
+#   fixtures themselves are replayed whole by fuzz.replay.* in every
+#   `make test`. Campaign numbers: tests/fuzz/corpus/README.md.
 # - -timeout=10 s per input and -rss_limit_mb=2048: a parser that hangs or
 #   balloons on some input is a finding too; detect_leaks=1 makes a leak one.
 # - The merge reads every input at most max_len bytes long and writes the
