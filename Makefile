@@ -41,11 +41,11 @@ test: build
 	@scripts/install-deps.sh --test
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
 
-# The inner loop: every suite but the slow rounds (the parsers' fuzz round
-# with its clang build, the package build, the pages loaded in Chromium).
+# The inner loop: every suite but the slow rounds (the package build, the
+# pages loaded in Chromium); the fuzz corpus replay takes seconds and stays.
 # `make test` runs them all, as CI does.
 check-fast: build
-	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) -LE '^(fuzz|package)$$' -E 'chromium'
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) -LE '^package$$' -E 'chromium'
 
 # The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer, in its
 # own build folder so the normal build is untouched. Any finding fails the test
@@ -87,13 +87,19 @@ bench: build
 	bench/fleet_merge_scale.sh -b $(BUILD_DIR)
 	bench/diagnose_vs_grep.sh -b $(BUILD_DIR)
 
-# The parsers' libFuzzer harnesses for FUZZ_SECONDS each (make test runs
-# them for 3 s each); inputs that crash land in $(BUILD_DIR)/fuzz/findings.
-FUZZ_SECONDS ?= 300
+# The parsers' fuzz campaign (tests/fuzz/run_fuzz.sh: clang, libFuzzer, ASan,
+# UBSan): FUZZ_RUNS executions per harness, one harness at a time, then the
+# new inputs merged, minimised, into tests/fuzz/corpus/ to commit; `make test`
+# only replays that corpus (fuzz.replay.*). FUZZ_SECONDS caps each harness
+# (0: no cap), FUZZ_HARNESSES picks some (e.g. "lspci detect"). Inputs that
+# crash land in $(BUILD_DIR)/fuzz/findings.
+FUZZ_RUNS ?= 10000000
+FUZZ_SECONDS ?= 0
+FUZZ_HARNESSES ?=
 .PHONY: fuzz
 fuzz: deps
 	@scripts/install-deps.sh --test
-	tests/fuzz/run_fuzz.sh -b $(BUILD_DIR)/fuzz -t $(FUZZ_SECONDS)
+	tests/fuzz/run_fuzz.sh -b $(BUILD_DIR)/fuzz -r $(FUZZ_RUNS) -t $(FUZZ_SECONDS) $(FUZZ_HARNESSES)
 
 format:
 	git ls-files '*.cpp' '*.hpp' | xargs clang-format -i

@@ -67,6 +67,8 @@ struct TrialStats {
   // Sample standard deviation over mean (n-1 in the denominator); 0 for one
   // trial. A CV above a few percent means the number is noise-limited.
   double cv = 0;
+
+  bool operator==(const TrialStats&) const = default;
 };
 
 // REQUIRES: !trials_gbps.empty(). The median of an even count is the mean of
@@ -95,6 +97,8 @@ struct Measurement {
   // The data was checked after the timed region. The engine never reports a
   // number whose data was wrong: such a trial set becomes a probe failure.
   bool verified = false;
+
+  bool operator==(const Measurement&) const = default;
 };
 
 enum class ProbeStatus {
@@ -119,6 +123,8 @@ struct GpuFault {
   // fell off the bus, and no later probe of the run touches it. False for an
   // error the GPU answered (a CUDA call refused, data that did not verify).
   bool retired = false;
+
+  bool operator==(const GpuFault&) const = default;
 };
 
 // One registry entry's outcome in this run.
@@ -136,6 +142,8 @@ struct ProbeRun {
   // False when it also failed on something that is no one GPU's (a group of
   // GPUs, the copy size, a probe that returned nothing).
   bool only_gpu_faults = false;
+
+  bool operator==(const ProbeRun&) const = default;
 };
 
 // The settings the probes ran with, recorded so a number can be reproduced.
@@ -144,6 +152,8 @@ struct ProbeSettings {
   std::uint64_t size_bytes = 0;
   int warmup_trials = 0;
   int trials = 0;
+
+  bool operator==(const ProbeSettings&) const = default;
 };
 
 }  // namespace pcieval

@@ -30,6 +30,8 @@ struct LinkSample {
   bool under_load = false;       // a copy was running on a GPU below this port when it was read
   std::optional<PcieGen> speed;  // nullopt when the reading failed
   std::optional<int> width;
+
+  bool operator==(const LinkSample&) const = default;
 };
 
 // The samples where something changed: per port and source, the first
@@ -47,6 +49,8 @@ struct CounterDelta {
   std::string counter;  // "aer_correctable", "aer_nonfatal", "aer_fatal", "nvml_replay"
   std::uint64_t before = 0;
   std::uint64_t after = 0;
+
+  bool operator==(const CounterDelta&) const = default;
 };
 
 // What NVML says about one GPU's link, read once under load when it could be.
@@ -71,6 +75,8 @@ struct NvmlGpuLink {
   // GPU's own max, the host caps the link; max_gen is then the lower of the
   // two. NVML's live reader has no call for it alone: nullopt there.
   std::optional<int> host_max_gen;
+
+  bool operator==(const NvmlGpuLink&) const = default;
 };
 
 }  // namespace pcieval

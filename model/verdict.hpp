@@ -69,6 +69,8 @@ enum class ReasonCode {
 struct LinkRef {
   PciAddress downstream;
   PciAddress upstream;
+
+  bool operator==(const LinkRef&) const = default;
 };
 
 struct Verdict {
@@ -78,6 +80,8 @@ struct Verdict {
   std::optional<LinkRef> link;
   std::string reason;       // names its evidence
   std::string remediation;  // the next step; empty for pass
+
+  bool operator==(const Verdict&) const = default;
 };
 
 enum class Overall { kPass, kFail, kInconclusive };

@@ -1,6 +1,7 @@
 // Which transport NCCL chose, from its INFO log (bench/nccl_transport.hpp):
 // the parser on logs written for this project in the formats of NCCL 2.7 to
-// 2.26 (src/transport/*.cc, src/init.cc), and the capture that points NCCL's
+// 2.26 (src/transport/*.cc, src/init.cc; golden files in
+// tests/fixtures/nccl_logs/), and the capture that points NCCL's
 // log at a private file.
 #include "bench/nccl_transport.hpp"
 
@@ -10,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <string>
 
@@ -18,118 +20,19 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// `count` channel lines of one rank to its ring neighbour, as NCCL 2.19+
-// logs them: "<prefix> NCCL INFO Channel 07/0 : 0[0] -> 1[1] via P2P/CUMEM/read".
-std::string channel_lines(const std::string& prefix, int count, const std::string& peers, const std::string& via,
-                          bool conn_index = true) {
-  std::string text;
-  for (int channel = 0; channel < count; ++channel) {
-    const std::string number = (channel < 10 ? "0" : "") + std::to_string(channel);
-    text += prefix + " NCCL INFO Channel " + number + (conn_index ? "/0" : "") + " : " + peers + " via " + via + "\n";
-  }
-  return text;
+// A golden NCCL log of tests/fixtures/nccl_logs/ (its README names the
+// machine and run each models).
+std::string nccl_log(const std::string& name) {
+  const fs::path path = fs::path(PCIEVAL_SOURCE_DIR) / "tests" / "fixtures" / "nccl_logs" / name;
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in) << "cannot read " << path;
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-// A DGX H100 (8x H100 SXM5 80GB, four third-generation NVSwitches), NCCL
-// 2.21.5, nccl-tests all_reduce_perf under `mpirun -np 8` (one process per
-// GPU), NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT: rank 0's lines. NVLink
+// DGX H100, NCCL 2.21.5, all_reduce_perf one process per GPU, rank 0: NVLink
 // peer-to-peer with reads, and NVLS buffers over the NVSwitches.
-std::string dgx_h100_single_node() {
-  const std::string rank0 = "dgx-h100-01:2714093:2714093 [0]";
-  const std::string rank0_init = "dgx-h100-01:2714093:2714163 [0]";
-  std::string log;
-  log += "NCCL version 2.21.5+cuda12.4\n";
-  log += rank0 + " NCCL INFO cudaDriverVersion 12040\n";
-  log += rank0 + " NCCL INFO Bootstrap : Using bond0:10.32.4.17<0>\n";
-  log += rank0_init +
-         " NCCL INFO ncclCommInitRank comm 0x55a4c8e1b2d0 rank 0 nranks 8 cudaDev 0 nvmlDev 0 busId 18000 "
-         "commId 0x9e4f0a7c3b1d2e55 - Init START\n";
-  log += rank0_init + " NCCL INFO NVLS multicast support is available on dev 0\n";
-  log += rank0_init + " NCCL INFO comm 0x55a4c8e1b2d0 rank 0 nRanks 8 nNodes 1 localRanks 8 localRank 0 MNNVL 0\n";
-  log += rank0_init + " NCCL INFO NVLS Head  0:  0  1  2  3  4  5  6  7\n";
-  log += rank0_init + " NCCL INFO Channel 00/24 :    0   1   2   3   4   5   6   7\n";
-  log += rank0_init + " NCCL INFO Channel 01/24 :    0   1   2   3   4   5   6   7\n";
-  log += rank0_init + " NCCL INFO Trees [0] 1/-1/-1->0->-1 [1] 1/-1/-1->0->-1\n";
-  log += rank0_init + " NCCL INFO P2P Chunksize set to 524288\n";
-  log += channel_lines(rank0_init, 24, "0[0] -> 1[1]", "P2P/CUMEM/read");
-  log += rank0_init + " NCCL INFO Connected all rings\n";
-  log += rank0_init + " NCCL INFO Connected all trees\n";
-  log += rank0_init +
-         " NCCL INFO NVLS comm 0x55a4c8e1b2d0 headRank 0 nHeads 8 buffSize 1048576 memSize 2097152 "
-         "nvlsPerRankSize 201326592 nvlsTotalSize 1610612736\n";
-  log += rank0_init + " NCCL INFO threadThresholds 8/8/64 | 64/8/64 | 512 | 512\n";
-  log += rank0_init +
-         " NCCL INFO 24 coll channels, 24 collnet channels, 16 nvls channels, 32 p2p channels, 32 p2p "
-         "channels per peer\n";
-  log += rank0_init +
-         " NCCL INFO ncclCommInitRank comm 0x55a4c8e1b2d0 rank 0 nranks 8 cudaDev 0 nvmlDev 0 busId "
-         "18000 commId 0x9e4f0a7c3b1d2e55 - Init COMPLETE\n";
-  return log;
-}
-
-// An 8x GeForce RTX 5090 PCIe node (two-socket EPYC 9354, one GPU per Gen5
-// x16 root port; the GeForce driver offers no peer-to-peer), NCCL 2.26.2,
-// pcieval's allreduce_nccl_host (one process, NCCL_P2P_DISABLE=1): every ring
-// hop goes through host memory, SHM/direct/direct, two channels per rank.
-std::string rtx5090_host_path() {
-  std::string log;
-  log += "NCCL version 2.26.2+cuda12.8\n";
-  log += "gpu-5090-03:88120:88120 [0] NCCL INFO Bootstrap: Using enp65s0f0:192.168.40.23<0>\n";
-  log += "gpu-5090-03:88120:88120 [0] NCCL INFO cudaDriverVersion 12080\n";
-  log +=
-      "gpu-5090-03:88120:88131 [0] NCCL INFO comm 0x2f81c10 rank 0 nRanks 8 nNodes 1 localRanks 8 localRank 0 "
-      "MNNVL 0\n";
-  log += "gpu-5090-03:88120:88131 [0] NCCL INFO Channel 00/02 :    0   1   2   3   4   5   6   7\n";
-  log += "gpu-5090-03:88120:88131 [0] NCCL INFO Channel 01/02 :    0   1   2   3   4   5   6   7\n";
-  for (int rank = 0; rank < 8; ++rank) {
-    const std::string r = std::to_string(rank);
-    const std::string next = std::to_string((rank + 1) % 8);
-    log += channel_lines("gpu-5090-03:88120:" + std::to_string(88131 + rank) + " [" + r + "]", 2,
-                         r + "[" + r + "] -> " + next + "[" + next + "]", "SHM/direct/direct", false);
-  }
-  log += "gpu-5090-03:88120:88131 [0] NCCL INFO Connected all rings\n";
-  log += "gpu-5090-03:88120:88131 [0] NCCL INFO Connected all trees\n";
-  log +=
-      "gpu-5090-03:88120:88131 [0] NCCL INFO 2 coll channels, 2 collnet channels, 0 nvls channels, 2 p2p "
-      "channels, 2 p2p channels per peer\n";
-  return log;
-}
-
-// Two DGX H100 nodes over NDR InfiniBand (8x ConnectX-7 each, GPUDirect
-// RDMA), NCCL 2.23.4 under mpirun, 16 ranks: rank 0's lines. NVLink inside
-// the node, NET/IB with GDRDMA between the nodes (one channel through a PXN
-// proxy, rank 1, on NIC 1), and NVLS trees across the nodes.
-std::string two_dgx_h100_over_ib() {
-  const std::string p = "dgx-h100-07:301122:301190 [0]";
-  std::string log;
-  log += "NCCL version 2.23.4+cuda12.6\n";
-  log += p +
-         " NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_3:1/IB [2]mlx5_4:1/IB [3]mlx5_5:1/IB "
-         "[4]mlx5_6:1/IB [5]mlx5_9:1/IB [6]mlx5_10:1/IB [7]mlx5_11:1/IB [RO]; OOB ibp26s0:10.60.1.7<0>\n";
-  log += p + " NCCL INFO Using network IB\n";
-  log += p + " NCCL INFO comm 0x5612e4a0c9f0 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0\n";
-  log += p + " NCCL INFO Channel 00/0 : 8[0] -> 0[0] [receive] via NET/IB/0/GDRDMA\n";
-  log += p + " NCCL INFO Channel 08/0 : 8[0] -> 0[0] [receive] via NET/IB/0/GDRDMA\n";
-  log += p + " NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA\n";
-  log += p + " NCCL INFO Channel 08/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA\n";
-  log += p + " NCCL INFO Channel 01/0 : 0[0] -> 9[1] [send] via NET/IB/1(1)/GDRDMA\n";
-  log += p + " NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read\n";
-  log += p + " NCCL INFO Channel 01/0 : 0[0] -> 1[1] via P2P/CUMEM/read\n";
-  log += p + " NCCL INFO Channel 02/0 : 0[0] -> 1[1] via P2P/CUMEM/read\n";
-  log += p + " NCCL INFO Connected all rings, use ring PXN 1 GDR 1\n";
-  log += p + " NCCL INFO Connected all trees\n";
-  log += p +
-         " NCCL INFO NVLS comm 0x5612e4a0c9f0 headRank 0 nHeads 8 nvlsRanks 8 buffSize 1048576 "
-         "nvlsPerRankSize 201326592 nvlsTotalSize 1610612736\n";
-  log += p + " NCCL INFO Connected NVLS tree\n";
-  log += p +
-         " NCCL INFO 16 coll channels, 16 collnet channels, 16 nvls channels, 32 p2p channels, 32 p2p channels "
-         "per peer\n";
-  return log;
-}
-
 TEST(NcclTransportSummary, DgxH100UsesNvlinkPeerToPeerReadsAndNvls) {
-  const NcclTransportSummary summary = summarize_nccl_transports(dgx_h100_single_node());
+  const NcclTransportSummary summary = summarize_nccl_transports(nccl_log("dgx_h100_nccl_2.21.5_init.log"));
   ASSERT_EQ(summary.transports.size(), 1U);
   EXPECT_EQ(summary.transports[0].transport, "P2P/CUMEM/read");
   EXPECT_EQ(summary.transports[0].connections, 24U);  // not the two ring listings "Channel 00/24 :    0   1 ..."
@@ -143,8 +46,10 @@ TEST(NcclTransportSummary, DgxH100UsesNvlinkPeerToPeerReadsAndNvls) {
   EXPECT_EQ(summary.summary, "P2P/CUMEM/read (24 channel connections), NVLS (16 channels)");
 }
 
+// 8x RTX 5090 PCIe without peer-to-peer, NCCL 2.26.2, one process: every ring
+// hop through host memory, two channels per rank.
 TEST(NcclTransportSummary, Rtx5090NodeWithPeerToPeerDisabledGoesThroughSharedMemory) {
-  const NcclTransportSummary summary = summarize_nccl_transports(rtx5090_host_path());
+  const NcclTransportSummary summary = summarize_nccl_transports(nccl_log("rtx5090_p2p_disabled_nccl_2.26.2_init.log"));
   ASSERT_EQ(summary.transports.size(), 1U);
   EXPECT_EQ(summary.transports[0].transport, "SHM/direct/direct");
   EXPECT_EQ(summary.transports[0].connections, 16U);
@@ -154,8 +59,10 @@ TEST(NcclTransportSummary, Rtx5090NodeWithPeerToPeerDisabledGoesThroughSharedMem
   EXPECT_EQ(summary.summary, "SHM/direct/direct (16 channel connections)");
 }
 
+// Two DGX H100 over NDR InfiniBand, NCCL 2.23.4, 16 ranks, rank 0: NVLink in
+// the node, NET/IB with GDRDMA between nodes (one channel through a PXN proxy).
 TEST(NcclTransportSummary, TwoNodesOverInfinibandCountNicsAndProxiesUnderOneName) {
-  const NcclTransportSummary summary = summarize_nccl_transports(two_dgx_h100_over_ib());
+  const NcclTransportSummary summary = summarize_nccl_transports(nccl_log("2x_dgx_h100_ib_nccl_2.23.4_init.log"));
   ASSERT_EQ(summary.transports.size(), 2U);
   // NIC 0 and NIC 1 through PXN proxy rank 1, send and receive: one transport.
   EXPECT_EQ(summary.transports[0].transport, "NET/IB/GDRDMA");
@@ -174,13 +81,8 @@ TEST(NcclTransportSummary, TwoNodesOverInfinibandCountNicsAndProxiesUnderOneName
 // HPC-X (NCCL 2.21.5, net plugin IBext_v8, collnet plugin SHARP): CollNet
 // connections for in-network reduction beside the ring's network hops.
 TEST(NcclTransportSummary, CollNetThroughTheSharpPluginIsReported) {
-  const std::string p = "dgx-h100-12:51204:51277 [0]";
-  const std::string log = p + " NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IBext_v8/0/GDRDMA\n" + p +
-                          " NCCL INFO Channel 00/0 : 8[0] -> 0[0] [receive] via NET/IBext_v8/0/GDRDMA\n" + p +
-                          " NCCL INFO CollNet 00/0 : 0 [send] via COLLNET/SHARP/0/GDRDMA\n" + p +
-                          " NCCL INFO CollNet 00/1 : 0 [receive] via COLLNET/SHARP/0/GDRDMA\n" + p +
-                          " NCCL INFO Connected collnet + chain\n" + p + " NCCL INFO rank 0 Connected CollNet\n";
-  const NcclTransportSummary summary = summarize_nccl_transports(log);
+  const NcclTransportSummary summary =
+      summarize_nccl_transports(nccl_log("dgx_h100_sharp_collnet_nccl_2.21.5_init.log"));
   ASSERT_EQ(summary.transports.size(), 2U);
   EXPECT_EQ(summary.transports[0].transport, "COLLNET/SHARP/GDRDMA");
   EXPECT_EQ(summary.transports[0].connections, 2U);
@@ -195,14 +97,7 @@ TEST(NcclTransportSummary, CollNetThroughTheSharpPluginIsReported) {
 // brackets, a relayed hop between GPUs without a direct link, and (2.7) the
 // communicator appended to some lines.
 TEST(NcclTransportSummary, OlderFormatsAndRelayedHopsAreRead) {
-  const std::string p = "dgx1-v100-02:7731:7790 [0]";
-  const std::string log =
-      p + " NCCL INFO Channel 00 : 0[6000] -> 1[7000] via P2P/direct pointer\n" + p +
-      " NCCL INFO Channel 01 : 0[6000] -> 1[7000] via P2P/direct pointer comm 0x7f3c58001060 nRanks 08\n" + p +
-      " NCCL INFO Channel 02 : 0[6000] -> 5[8a000] via P2P/indirect/1[7000]\n" + p +
-      " NCCL INFO Channel 03 : 0[6000] -> 5[8a000] via P2P/indirect/4[89000]/read\n" + p +
-      " NCCL INFO Ring 00 : 0[0] -> 1[1] via P2P/IPC\n" + p + " NCCL INFO Ring 00 : 7 -> 0 -> 1\n";
-  const NcclTransportSummary summary = summarize_nccl_transports(log);
+  const NcclTransportSummary summary = summarize_nccl_transports(nccl_log("dgx1_v100_nccl_2.7.8_init.log"));
   ASSERT_EQ(summary.transports.size(), 4U);
   EXPECT_EQ(summary.transports[0].transport, "P2P/direct pointer");
   EXPECT_EQ(summary.transports[0].connections, 2U);

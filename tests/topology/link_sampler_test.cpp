@@ -8,10 +8,12 @@
 #include <cerrno>
 #include <chrono>
 #include <map>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "topology/fake_nvml.hpp"
 #include "topology/topology_test_util.hpp"
 
 namespace pcieval {
@@ -172,14 +174,27 @@ TEST_F(LinkSamplerTest, RestartCollectsAFreshRun) {
 }
 
 TEST_F(LinkSamplerTest, DestructorStopsARunningSampler) {
+  // Every reading asks under_load: the count of calls is the thread's pulse.
+  const auto readings = std::make_shared<std::atomic<int>>(0);
   LinkSamplerOptions opts = options();
   opts.period = std::chrono::milliseconds(1);
+  opts.under_load = [readings] {
+    ++*readings;
+    return false;
+  };
   {
     LinkSampler sampler(opts);
     ASSERT_TRUE(sampler.start().ok());
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }  // joins; a leaked thread would abort the test binary
-  SUCCEED();
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (readings->load() < 6 && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    ASSERT_GE(readings->load(), 6) << "the sampler never ran three rounds";
+    EXPECT_TRUE(sampler.running());
+  }  // a thread left joinable would abort the binary; one left detached would keep reading
+  const int at_destruction = readings->load();
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));  // 30 periods
+  EXPECT_EQ(readings->load(), at_destruction) << "the sampler still reads after its destructor";
 }
 
 TEST_F(LinkSamplerTest, ALongPeriodStillStopsAtOnce) {
@@ -196,43 +211,11 @@ TEST_F(LinkSamplerTest, ALongPeriodStillStopsAtOnce) {
 
 // --- NVML through a fake: the GPU's own view of its current link ---
 
-struct FakeLink {
-  unsigned int gen = 1;
-  unsigned int width = 16;
-};
-
-std::map<std::string, FakeLink>& fake_links() {
-  static std::map<std::string, FakeLink> links;
-  return links;
-}
-
-NvmlReturn fake_init() { return kNvmlSuccess; }
-NvmlReturn fake_shutdown() { return kNvmlSuccess; }
-NvmlReturn fake_handle(const char* bus_id, NvmlDevice* device) {
-  const auto it = fake_links().find(bus_id);
-  if (it == fake_links().end()) return kNvmlErrorNotFound;
-  *device = reinterpret_cast<NvmlDevice>(&it->second);
-  return kNvmlSuccess;
-}
-NvmlReturn fake_curr_gen(NvmlDevice device, unsigned int* gen) {
-  *gen = reinterpret_cast<FakeLink*>(device)->gen;
-  return kNvmlSuccess;
-}
-NvmlReturn fake_curr_width(NvmlDevice device, unsigned int* width) {
-  *width = reinterpret_cast<FakeLink*>(device)->width;
-  return kNvmlSuccess;
-}
-
 TEST_F(LinkSamplerTest, SamplesGpusThroughNvml) {
-  fake_links().clear();
-  fake_links()["00000000:01:00.0"] = FakeLink{1, 16};
-  NvmlApi api;
-  api.init_v2 = fake_init;
-  api.shutdown = fake_shutdown;
-  api.device_get_handle_by_pci_bus_id_v2 = fake_handle;
-  api.device_get_curr_pcie_link_generation = fake_curr_gen;
-  api.device_get_curr_pcie_link_width = fake_curr_width;
-  auto library = NvmlLibrary::from_api(api);
+  testing::ScopedFakeNvml nvml;
+  testing::FakeNvmlGpu& gpu = nvml.fake().gpus["00000000:01:00.0"];
+  gpu.values = {{"curr_gen", 1}, {"curr_width", 16}};
+  auto library = NvmlLibrary::from_api(testing::fake_nvml_table());
   ASSERT_TRUE(library.ok());
   const NvmlReader reader(library.value());
 
@@ -255,16 +238,15 @@ TEST_F(LinkSamplerTest, SamplesGpusThroughNvml) {
   EXPECT_EQ(samples[2].width, std::nullopt);
 
   loaded = true;
-  fake_links()["00000000:01:00.0"].gen = 5;
+  gpu.values["curr_gen"] = 5;
   samples = sampler.sample_once();
   EXPECT_EQ(samples[1].speed, PcieGen::kGen5);
   EXPECT_TRUE(samples[1].under_load);
 
   // A generation NVML should never report is unknown, not a guess.
-  fake_links()["00000000:01:00.0"].gen = 0;
+  gpu.values["curr_gen"] = 0;
   samples = sampler.sample_once();
   EXPECT_EQ(samples[1].speed, std::nullopt);
-  fake_links().clear();
 }
 
 TEST_F(LinkSamplerTest, WithoutAReaderNvmlGpusAreNotSampled) {

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "topology/fake_nvml.hpp"
 #include "topology/topology_test_util.hpp"
 
 namespace pcieval {
@@ -20,142 +21,13 @@ using ::testing::Eq;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-// --- a fake NVML: static functions over canned GPUs keyed by bus id ---
-
-struct FakeGpu {
-  std::map<std::string, unsigned int> values;  // "curr_gen", "tx", ...
-  std::map<std::string, NvmlReturn> failures;  // a field's call returns this instead
-  int pstate = 0;
-  std::string name = "NVIDIA H100 PCIe";
-};
-
-struct FakeNvml {
-  std::map<std::string, FakeGpu> gpus;  // keyed by the exact bus id NVML is asked for
-  NvmlReturn init_code = kNvmlSuccess;
-  NvmlReturn lookup_code = kNvmlSuccess;  // forced on every lookup when not success
-  NvmlReturn conf_compute_code = kNvmlSuccess;
-  unsigned int cc_feature = 0;  // nvmlConfComputeSystemState_t::ccFeature
-  int init_calls = 0;
-  int shutdown_calls = 0;
-  std::vector<std::string> looked_up;
-};
-
-FakeNvml& fake() {
-  static FakeNvml instance;
-  return instance;
-}
-
-NvmlReturn fake_conf_compute(NvmlConfComputeSystemState* state) {
-  if (fake().conf_compute_code != kNvmlSuccess) return fake().conf_compute_code;
-  state->environment = 2;  // NVML_CC_SYSTEM_ENVIRONMENT_PROD
-  state->cc_feature = fake().cc_feature;
-  state->dev_tools_mode = 0;
-  return kNvmlSuccess;
-}
-
-FakeGpu* gpu_of(NvmlDevice device) { return reinterpret_cast<FakeGpu*>(device); }
-
-NvmlReturn fake_init() {
-  ++fake().init_calls;
-  return fake().init_code;
-}
-NvmlReturn fake_shutdown() {
-  ++fake().shutdown_calls;
-  return kNvmlSuccess;
-}
-const char* fake_error_string(NvmlReturn /*code*/) { return "Fake Error Text"; }
-NvmlReturn fake_handle(const char* bus_id, NvmlDevice* device) {
-  fake().looked_up.emplace_back(bus_id);
-  if (fake().lookup_code != kNvmlSuccess) return fake().lookup_code;
-  const auto it = fake().gpus.find(bus_id);
-  if (it == fake().gpus.end()) return kNvmlErrorNotFound;
-  *device = reinterpret_cast<NvmlDevice>(&it->second);
-  return kNvmlSuccess;
-}
-NvmlReturn get_field(NvmlDevice device, const std::string& field, unsigned int* value) {
-  FakeGpu* gpu = gpu_of(device);
-  if (const auto failure = gpu->failures.find(field); failure != gpu->failures.end()) return failure->second;
-  const auto it = gpu->values.find(field);
-  if (it == gpu->values.end()) return kNvmlErrorNotSupported;
-  *value = it->second;
-  return kNvmlSuccess;
-}
-NvmlReturn fake_curr_gen(NvmlDevice d, unsigned int* v) { return get_field(d, "curr_gen", v); }
-NvmlReturn fake_max_gen(NvmlDevice d, unsigned int* v) { return get_field(d, "max_gen", v); }
-NvmlReturn fake_gpu_max_gen(NvmlDevice d, unsigned int* v) { return get_field(d, "gpu_max_gen", v); }
-NvmlReturn fake_curr_width(NvmlDevice d, unsigned int* v) { return get_field(d, "curr_width", v); }
-NvmlReturn fake_max_width(NvmlDevice d, unsigned int* v) { return get_field(d, "max_width", v); }
-NvmlReturn fake_replay(NvmlDevice d, unsigned int* v) { return get_field(d, "replay", v); }
-NvmlReturn fake_throughput(NvmlDevice d, NvmlPcieUtilCounter counter, unsigned int* v) {
-  // The real enum values matter: they cross the C ABI.
-  if (static_cast<int>(counter) == 0) return get_field(d, "tx", v);
-  if (static_cast<int>(counter) == 1) return get_field(d, "rx", v);
-  return kNvmlErrorInvalidArgument;
-}
-NvmlReturn fake_pstate(NvmlDevice d, int* pstate) {
-  FakeGpu* gpu = gpu_of(d);
-  if (const auto failure = gpu->failures.find("pstate"); failure != gpu->failures.end()) return failure->second;
-  *pstate = gpu->pstate;
-  return kNvmlSuccess;
-}
-
-NvmlReturn fake_name(NvmlDevice d, char* name, unsigned int length) {
-  FakeGpu* gpu = gpu_of(d);
-  if (const auto failure = gpu->failures.find("name"); failure != gpu->failures.end()) return failure->second;
-  if (gpu->name.size() + 1 > length) return kNvmlErrorInsufficientSize;
-  std::copy(gpu->name.begin(), gpu->name.end(), name);
-  name[gpu->name.size()] = '\0';
-  return kNvmlSuccess;
-}
-NvmlReturn fake_conf_compute(NvmlConfComputeSystemState* state);
-NvmlReturn fake_utilization(NvmlDevice d, NvmlUtilization* utilization) {
-  unsigned int gpu = 0;
-  if (const NvmlReturn code = get_field(d, "utilization", &gpu); code != kNvmlSuccess) return code;
-  utilization->gpu = gpu;
-  utilization->memory = 0;
-  return kNvmlSuccess;
-}
-
-NvmlApi fake_api() {
-  NvmlApi api;
-  api.init_v2 = fake_init;
-  api.shutdown = fake_shutdown;
-  api.error_string = fake_error_string;
-  api.device_get_handle_by_pci_bus_id_v2 = fake_handle;
-  api.device_get_curr_pcie_link_generation = fake_curr_gen;
-  api.device_get_max_pcie_link_generation = fake_max_gen;
-  api.device_get_gpu_max_pcie_link_generation = fake_gpu_max_gen;
-  api.device_get_curr_pcie_link_width = fake_curr_width;
-  api.device_get_max_pcie_link_width = fake_max_width;
-  api.device_get_pcie_replay_counter = fake_replay;
-  api.device_get_pcie_throughput = fake_throughput;
-  api.device_get_performance_state = fake_pstate;
-  api.device_get_name = fake_name;
-  api.device_get_utilization_rates = fake_utilization;
-  api.system_get_conf_compute_state = fake_conf_compute;
-  return api;
-}
-
-// An H100 PCIe at P0 under load, as nvidia-smi -q would show it.
-FakeGpu busy_h100() {
-  FakeGpu gpu;
-  gpu.values = {{"curr_gen", 5},   {"max_gen", 5}, {"gpu_max_gen", 5}, {"curr_width", 16},
-                {"max_width", 16}, {"replay", 3},  {"tx", 12000000},   {"rx", 25000000}};
-  gpu.pstate = 0;
-  return gpu;
-}
-
-class NvmlTest : public ::testing::Test {
- protected:
-  void SetUp() override { fake() = FakeNvml{}; }
-  void TearDown() override { fake() = FakeNvml{}; }
-
-  static NvmlLibrary open_session(const NvmlApi& api = fake_api()) {
-    auto library = NvmlLibrary::from_api(api);
-    if (!library) throw std::runtime_error(library.error().message);
-    return std::move(library).value();
-  }
-};
+// The fake NVML (fake_nvml.hpp): canned GPUs keyed by the bus id NVML is
+// asked for, behind the C function table.
+using FakeGpu = testing::FakeNvmlGpu;
+using testing::busy_h100;
+using testing::fake_nvml_table;
+namespace fake_api = testing::fake_nvml_api;
+using NvmlTest = testing::FakeNvmlTest;
 
 // --- names and bus ids ---
 
@@ -190,21 +62,21 @@ TEST(NvmlBusId, ParsesNvmlAndLegacyFormsIntoTheSysfsAddress) {
 
 void* lookup_all(const char* symbol) {
   static const std::map<std::string, void*> kTable = {
-      {"nvmlInit_v2", reinterpret_cast<void*>(&fake_init)},
-      {"nvmlShutdown", reinterpret_cast<void*>(&fake_shutdown)},
-      {"nvmlErrorString", reinterpret_cast<void*>(&fake_error_string)},
-      {"nvmlDeviceGetHandleByPciBusId_v2", reinterpret_cast<void*>(&fake_handle)},
-      {"nvmlDeviceGetCurrPcieLinkGeneration", reinterpret_cast<void*>(&fake_curr_gen)},
-      {"nvmlDeviceGetMaxPcieLinkGeneration", reinterpret_cast<void*>(&fake_max_gen)},
-      {"nvmlDeviceGetGpuMaxPcieLinkGeneration", reinterpret_cast<void*>(&fake_gpu_max_gen)},
-      {"nvmlDeviceGetCurrPcieLinkWidth", reinterpret_cast<void*>(&fake_curr_width)},
-      {"nvmlDeviceGetMaxPcieLinkWidth", reinterpret_cast<void*>(&fake_max_width)},
-      {"nvmlDeviceGetPcieReplayCounter", reinterpret_cast<void*>(&fake_replay)},
-      {"nvmlDeviceGetPcieThroughput", reinterpret_cast<void*>(&fake_throughput)},
-      {"nvmlDeviceGetPerformanceState", reinterpret_cast<void*>(&fake_pstate)},
-      {"nvmlDeviceGetName", reinterpret_cast<void*>(&fake_name)},
-      {"nvmlDeviceGetUtilizationRates", reinterpret_cast<void*>(&fake_utilization)},
-      {"nvmlSystemGetConfComputeState", reinterpret_cast<void*>(&fake_conf_compute)},
+      {"nvmlInit_v2", reinterpret_cast<void*>(&fake_api::init)},
+      {"nvmlShutdown", reinterpret_cast<void*>(&fake_api::shutdown)},
+      {"nvmlErrorString", reinterpret_cast<void*>(&fake_api::error_string)},
+      {"nvmlDeviceGetHandleByPciBusId_v2", reinterpret_cast<void*>(&fake_api::handle)},
+      {"nvmlDeviceGetCurrPcieLinkGeneration", reinterpret_cast<void*>(&fake_api::curr_gen)},
+      {"nvmlDeviceGetMaxPcieLinkGeneration", reinterpret_cast<void*>(&fake_api::max_gen)},
+      {"nvmlDeviceGetGpuMaxPcieLinkGeneration", reinterpret_cast<void*>(&fake_api::gpu_max_gen)},
+      {"nvmlDeviceGetCurrPcieLinkWidth", reinterpret_cast<void*>(&fake_api::curr_width)},
+      {"nvmlDeviceGetMaxPcieLinkWidth", reinterpret_cast<void*>(&fake_api::max_width)},
+      {"nvmlDeviceGetPcieReplayCounter", reinterpret_cast<void*>(&fake_api::replay)},
+      {"nvmlDeviceGetPcieThroughput", reinterpret_cast<void*>(&fake_api::throughput)},
+      {"nvmlDeviceGetPerformanceState", reinterpret_cast<void*>(&fake_api::pstate)},
+      {"nvmlDeviceGetName", reinterpret_cast<void*>(&fake_api::name)},
+      {"nvmlDeviceGetUtilizationRates", reinterpret_cast<void*>(&fake_api::utilization)},
+      {"nvmlSystemGetConfComputeState", reinterpret_cast<void*>(&fake_api::conf_compute)},
   };
   const auto it = kTable.find(symbol);
   return it == kTable.end() ? nullptr : it->second;
@@ -215,10 +87,10 @@ TEST(ResolveNvmlApi, BindsEverySymbol) {
   const auto api = resolve_nvml_api(lookup_all, "libnvidia-ml.so.1", &missing);
   ASSERT_TRUE(api.ok()) << api.error().message;
   EXPECT_THAT(missing, IsEmpty());
-  EXPECT_EQ(api->init_v2, &fake_init);
-  EXPECT_EQ(api->device_get_gpu_max_pcie_link_generation, &fake_gpu_max_gen);
-  EXPECT_EQ(api->device_get_pcie_throughput, &fake_throughput);
-  EXPECT_EQ(api->device_get_performance_state, &fake_pstate);
+  EXPECT_EQ(api->init_v2, &fake_api::init);
+  EXPECT_EQ(api->device_get_gpu_max_pcie_link_generation, &fake_api::gpu_max_gen);
+  EXPECT_EQ(api->device_get_pcie_throughput, &fake_api::throughput);
+  EXPECT_EQ(api->device_get_performance_state, &fake_api::pstate);
 }
 
 TEST(ResolveNvmlApi, MissingOptionalSymbolIsListedNotFatal) {
@@ -232,7 +104,7 @@ TEST(ResolveNvmlApi, MissingOptionalSymbolIsListedNotFatal) {
   ASSERT_TRUE(api.ok()) << api.error().message;
   EXPECT_THAT(missing, ElementsAre("nvmlDeviceGetGpuMaxPcieLinkGeneration"));
   EXPECT_EQ(api->device_get_gpu_max_pcie_link_generation, nullptr);
-  EXPECT_EQ(api->device_get_max_pcie_link_generation, &fake_max_gen);
+  EXPECT_EQ(api->device_get_max_pcie_link_generation, &fake_api::max_gen);
 }
 
 TEST(ResolveNvmlApi, MissingRequiredSymbolIsAnErrorNamingIt) {
@@ -287,7 +159,7 @@ TEST_F(NvmlTest, InitOnceAndShutdownOnceAcrossMoves) {
 
 TEST_F(NvmlTest, InitFailureNamesTheNvmlCodeAndOwesNoShutdown) {
   fake().init_code = kNvmlErrorDriverNotLoaded;
-  const auto library = NvmlLibrary::from_api(fake_api());
+  const auto library = NvmlLibrary::from_api(fake_nvml_table());
   ASSERT_FALSE(library.ok());
   EXPECT_THAT(library.error().message, HasSubstr("nvmlInit_v2"));
   EXPECT_THAT(library.error().message, HasSubstr("NVML_ERROR_DRIVER_NOT_LOADED (9)"));
@@ -297,13 +169,13 @@ TEST_F(NvmlTest, InitFailureNamesTheNvmlCodeAndOwesNoShutdown) {
 
 TEST_F(NvmlTest, InitFailureWithoutAHintQuotesNvmlsOwnText) {
   fake().init_code = 999;
-  const auto library = NvmlLibrary::from_api(fake_api());
+  const auto library = NvmlLibrary::from_api(fake_nvml_table());
   ASSERT_FALSE(library.ok());
   EXPECT_THAT(library.error().message, HasSubstr("NVML_ERROR_UNKNOWN (999): Fake Error Text"));
 }
 
 TEST_F(NvmlTest, TableWithoutRequiredEntriesIsRefused) {
-  NvmlApi api = fake_api();
+  NvmlApi api = fake_nvml_table();
   api.device_get_handle_by_pci_bus_id_v2 = nullptr;
   EXPECT_FALSE(NvmlLibrary::from_api(api).ok());
   EXPECT_EQ(fake().init_calls, 0);
@@ -367,7 +239,7 @@ TEST_F(NvmlTest, LooksTheGpuUpByNvmlsBusIdForm) {
   const NvmlLibrary library = open_session();
   const NvmlReader reader(library);
   EXPECT_TRUE(reader.read(bdf("0000:af:00.0")).ok());
-  EXPECT_THAT(fake().looked_up, ElementsAre("00000000:AF:00.0"));
+  EXPECT_THAT(fake().looked_up(), ElementsAre("00000000:AF:00.0"));
 }
 
 TEST_F(NvmlTest, NotSupportedFieldStaysUnknownAndIsNoted) {
@@ -414,7 +286,7 @@ TEST_F(NvmlTest, FailingGettersOfAnyKindLeaveTheirFieldUnread) {
 
 TEST_F(NvmlTest, OldDriverWithoutASymbolLeavesThatFieldUnread) {
   fake().gpus["00000000:17:00.0"] = busy_h100();
-  NvmlApi api = fake_api();
+  NvmlApi api = fake_nvml_table();
   api.device_get_gpu_max_pcie_link_generation = nullptr;
   api.device_get_performance_state = nullptr;
   const NvmlLibrary library = open_session(api);
@@ -502,7 +374,7 @@ TEST_F(NvmlTest, ConfidentialComputingStateIsRead) {
 }
 
 TEST_F(NvmlTest, ConfidentialComputingStateOfAnOldDriverIsUnknown) {
-  NvmlApi api = fake_api();
+  NvmlApi api = fake_nvml_table();
   api.system_get_conf_compute_state = nullptr;
   const NvmlLibrary library = open_session(api);
   const NvmlReader reader(library);

@@ -1,20 +1,16 @@
 // NvmlReader under a deadline: one GPU's NVML call blocks (a GPU fallen off
 // the bus can make nvmlDeviceGet* hang in the driver), the others answer. The
-// fake models a two-GPU H100 PCIe node; the blocking call waits on a gate the
-// test opens at its end, so no thread is left blocked for ever.
+// fake (fake_nvml.hpp) models a two-GPU H100 PCIe node; the blocking call
+// waits on a gate the fixture opens at the test's end at the latest, so no
+// thread is left blocked for ever.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <map>
-#include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
-#include <vector>
 
+#include "topology/fake_nvml.hpp"
 #include "topology/nvml.hpp"
 #include "topology/topology_test_util.hpp"
 
@@ -26,118 +22,26 @@ using testing::bdf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-struct FakeGpu {
-  std::string bus_id;
-  bool hangs = false;  // nvmlDeviceGetCurrPcieLinkGeneration blocks until the gate opens
-};
-
-struct HangingNvml {
-  std::vector<FakeGpu> gpus = {{"00000000:17:00.0", true}, {"00000000:65:00.0", false}};
-  std::mutex mutex;
-  std::condition_variable gate_cv;
-  bool gate_open = false;            // guarded by mutex
-  std::atomic<int> inside{0};        // calls blocked right now
-  std::map<std::string, int> calls;  // guarded by mutex: NVML calls per bus id
-  std::atomic<int> shutdowns{0};
-};
-
-HangingNvml* current = nullptr;
-
-FakeGpu* gpu_of(NvmlDevice device) { return reinterpret_cast<FakeGpu*>(device); }
-void count(NvmlDevice device) {
-  const std::lock_guard lock(current->mutex);
-  ++current->calls[gpu_of(device)->bus_id];
-}
-
-NvmlReturn fake_init() { return kNvmlSuccess; }
-NvmlReturn fake_shutdown() {
-  ++current->shutdowns;
-  return kNvmlSuccess;
-}
-NvmlReturn fake_handle(const char* bus_id, NvmlDevice* device) {
-  for (FakeGpu& gpu : current->gpus) {
-    if (gpu.bus_id == bus_id) {
-      *device = reinterpret_cast<NvmlDevice>(&gpu);
-      count(*device);
-      return kNvmlSuccess;
-    }
+// GPU 17:00.0 hangs in nvmlDeviceGetCurrPcieLinkGeneration; 65:00.0 answers.
+class NvmlTimeoutTest : public testing::FakeNvmlTest {
+ protected:
+  void SetUp() override {
+    FakeNvmlTest::SetUp();
+    testing::FakeNvmlGpu gpu;
+    gpu.values = {{"curr_gen", 5}, {"curr_width", 16}, {"max_width", 16}, {"replay", 16}};
+    fake().gpus["00000000:65:00.0"] = gpu;
+    gpu.hangs = true;
+    fake().gpus["00000000:17:00.0"] = gpu;
   }
-  return kNvmlErrorNotFound;
-}
-NvmlReturn fake_curr_gen(NvmlDevice device, unsigned int* value) {
-  count(device);
-  if (gpu_of(device)->hangs) {
-    HangingNvml* fake = current;
-    ++fake->inside;
-    {
-      std::unique_lock lock(fake->mutex);
-      fake->gate_cv.wait(lock, [fake] { return fake->gate_open; });
-    }
-    --fake->inside;
-  }
-  *value = 5;
-  return kNvmlSuccess;
-}
-NvmlReturn fake_uint(NvmlDevice device, unsigned int* value) {
-  count(device);
-  *value = 16;
-  return kNvmlSuccess;
-}
 
-NvmlApi hanging_api() {
-  NvmlApi api;
-  api.init_v2 = fake_init;
-  api.shutdown = fake_shutdown;
-  api.device_get_handle_by_pci_bus_id_v2 = fake_handle;
-  api.device_get_curr_pcie_link_generation = fake_curr_gen;
-  api.device_get_curr_pcie_link_width = fake_uint;
-  api.device_get_max_pcie_link_width = fake_uint;
-  api.device_get_pcie_replay_counter = fake_uint;
-  return api;
-}
+  Result<NvmlLibrary> open_session() { return open_session_or_error(); }
+  void open_gate() { fake().open_gate(); }
+  int calls_for(const std::string& bus_id) { return fake().calls_for(bus_id); }
+};
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
-
-class NvmlTimeoutTest : public ::testing::Test {
- protected:
-  void SetUp() override { current = &fake_; }
-  void TearDown() override {
-    open_gate();
-    // A call left stuck runs the rest of its closure (more fake calls) once
-    // the gate opens; the session's count of stuck calls drops when it is
-    // done, and only then may the fake go.
-    if (stuck_ != nullptr) {
-      const auto give_up = std::chrono::steady_clock::now() + 5s;
-      while (stuck_->load() != 0 && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(1ms);
-      EXPECT_EQ(stuck_->load(), 0);
-    }
-    current = nullptr;
-  }
-
-  // A session over the fake, whose stuck calls TearDown waits for.
-  Result<NvmlLibrary> open_session() {
-    auto library = NvmlLibrary::from_api(hanging_api());
-    if (library) stuck_ = library.value().stuck_calls();
-    return library;
-  }
-
-  void open_gate() {
-    {
-      const std::lock_guard lock(fake_.mutex);
-      fake_.gate_open = true;
-    }
-    fake_.gate_cv.notify_all();
-  }
-  int calls_for(const std::string& bus_id) {
-    const std::lock_guard lock(fake_.mutex);
-    return fake_.calls[bus_id];
-  }
-
-  HangingNvml fake_;
-  std::shared_ptr<std::atomic<int>> stuck_;
-};
 
 TEST_F(NvmlTimeoutTest, AHungCallIsAnErrorWithinTheDeadlineAndOtherGpusAreRead) {
   auto library = open_session();
@@ -216,7 +120,7 @@ TEST_F(NvmlTimeoutTest, TheSessionIsNotShutDownUnderAStuckCall) {
     ASSERT_FALSE(reader.read(bdf("0000:17:00.0")).ok());
   }
   // nvmlShutdown would wait on the stuck call; it is left to the process.
-  EXPECT_EQ(fake_.shutdowns.load(), 0);
+  EXPECT_EQ(fake().shutdown_calls.load(), 0);
   open_gate();
 }
 
@@ -234,7 +138,7 @@ TEST_F(NvmlTimeoutTest, TheSessionShutsDownOnceTheStuckCallReturned) {
   }
   EXPECT_EQ(library.value().stuck_calls()->load(), 0);
   { const NvmlLibrary released = std::move(library).value(); }
-  EXPECT_EQ(fake_.shutdowns.load(), 1);
+  EXPECT_EQ(fake().shutdown_calls.load(), 1);
 }
 
 }  // namespace
