@@ -20,7 +20,7 @@
 #include "ingest/nvidia_smi.hpp"
 #include "ingest/nvidia_smi_xml.hpp"
 #include "report/input_file.hpp"
-#include "topology/pci_tree.hpp"
+#include "model/pci_tree.hpp"
 #include "validate/capture_rules.hpp"
 #include "validate/event_rate_rules.hpp"
 #include "validate/expectation.hpp"
