@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bench/measure_rounds.hpp"
 #include "bench/probe.hpp"
 #include "model/exit_code.hpp"
 #include "model/result.hpp"
@@ -45,19 +46,6 @@ struct JudgeOptions {
   std::chrono::system_clock::time_point started = std::chrono::system_clock::now();
   // -o, --prom, --junit and --html as report/outputs.hpp writes them.
   [[nodiscard]] OutputPaths outputs() const { return {output_path, prom_path, junit_path, html_path}; }
-};
-
-// Which probes check runs (--quick, --full, --no-probes).
-struct ProbeOptions {
-  bool enabled = true;
-  RunConfig config;      // mode quick unless --full
-  bool progress = true;  // progress on stderr while probes run (off with --quiet)
-  // A soak (--rounds, --duration): the probes again and again, back to back,
-  // until the count or the time is reached; the round running at the
-  // deadline finishes. Neither: one round, a plain check.
-  std::optional<int> rounds;
-  std::optional<double> duration_s;
-  [[nodiscard]] bool soak() const { return rounds.has_value() || duration_s.has_value(); }
 };
 
 struct CheckOptions {
@@ -105,16 +93,14 @@ struct TopoOptions {
 // description. Always 0.
 [[nodiscard]] int run_list_probes();
 
-// The measure stage (measure.cpp): runs the probes the options select on this
-// machine, sampling the links of every GPU path meanwhile, and adds the probe
-// runs, measurements, link samples, counters and NVML readings to `evidence`.
-// What could not be used (NVML, hwloc) becomes a note; nothing here fails.
-//
-// A soak repeats the probes in rounds (evidence.soak); `after_round`, when
-// given, is called after each complete round with the evidence so far (the
-// per-round flush of -o). `stop`, when nonzero, ends the run between probes:
-// a plain check keeps the probes that finished, a soak its complete rounds,
-// and evidence.interrupted names the signal.
+// The measure stage (measure.cpp): reads the environment the probes need,
+// then runs bench/'s measure_machine (measure_run.hpp) with stderr for its
+// progress and the signal's name for evidence.interrupted: the probes the
+// options select, a soak's rounds, link samples, counters and NVML readings
+// added to `evidence`. `after_round`, when given, is called after each
+// complete soak round (the per-round flush of -o); `stop`, when nonzero, ends
+// the run between probes (ProbeOptions and the round rules:
+// bench/measure_rounds.hpp).
 void measure(Evidence& evidence, const ProbeOptions& options, const std::atomic<int>* stop = nullptr,
              const std::function<void(const Evidence&)>& after_round = {});
 [[nodiscard]] int run_topo(const TopoOptions& options);

@@ -10,9 +10,9 @@
 #include <utility>
 
 #include "app/commands.hpp"
+#include "model/pci_tree.hpp"
 #include "topology/discover.hpp"
 #include "topology/pci_config.hpp"
-#include "topology/pci_tree.hpp"
 #include "topology/sysfs_reader.hpp"
 #include "validate/compare.hpp"
 

@@ -86,8 +86,9 @@ struct ProbeContext {
   // since a copy cannot be taken back halfway. nullptr: never asked.
   const std::atomic<int>* stop = nullptr;
   // Whether the GPUs run in confidential-computing mode (NVML's system
-  // state, read in app/); nullopt when unknown. On: the probes that pin or
-  // map host memory are skipped with the reason (gpu_preconditions.hpp).
+  // state, read by the measure run, measure_run.hpp); nullopt when unknown.
+  // On: the probes that pin or map host memory are skipped with the reason
+  // (gpu_preconditions.hpp).
   std::optional<bool> confidential_computing = std::nullopt;
 };
 

@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "model/pci_tree.hpp"
 #include "topology/hwloc_locality.hpp"
-#include "topology/pci_tree.hpp"
 #include "topology/sysfs_reader.hpp"
 
 namespace pcieval {

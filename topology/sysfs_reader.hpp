@@ -29,7 +29,7 @@ struct SysfsNotes {
 // A missing or unreadable attribute never fails the whole read: it becomes an
 // error Reading that names the file and the reason. The only error is a root
 // with no `bus/pci/devices` directory. Port roles are not inferred here (see
-// pci_tree.hpp). `notes`, when given, receives the caveats above.
+// model/pci_tree.hpp). `notes`, when given, receives the caveats above.
 [[nodiscard]] Result<std::vector<PciFunction>> read_pci_functions(const std::filesystem::path& sysfs_root,
                                                                   SysfsNotes* notes = nullptr);
 

@@ -1,4 +1,4 @@
 // Must NOT compile: ingest/ turns captured text into evidence and depends on
-// model/ only; building paths from it is app/'s job, with topology/'s pure
-// functions. tests/CMakeLists.txt checks that the build refuses it.
-#include "topology/pci_tree.hpp"
+// model/ only (the PCI tree's pure functions are model/'s); reading sysfs is
+// topology/'s. tests/CMakeLists.txt checks that the build refuses it.
+#include "topology/sysfs_reader.hpp"

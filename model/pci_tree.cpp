@@ -1,4 +1,4 @@
-#include "topology/pci_tree.hpp"
+#include "model/pci_tree.hpp"
 
 #include <algorithm>
 #include <map>

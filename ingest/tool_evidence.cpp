@@ -1,14 +1,14 @@
-#include "app/diagnose_tools.hpp"
+#include "ingest/tool_evidence.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
+#include <string>
+#include <utility>
 
-#include "ingest/bandwidth_test.hpp"
 #include "ingest/nccl_tests.hpp"
-#include "ingest/nvbandwidth.hpp"
-#include "validate/stated_link_rules.hpp"
 
-namespace pcieval::app {
+namespace pcieval {
 namespace {
 
 // The CUDA indices a capture's readings use.
@@ -40,26 +40,7 @@ std::map<int, PciAddress> bus_order_addresses(const Evidence& evidence, const st
 
 }  // namespace
 
-std::optional<Result<ToolCapture>> parse_tool_capture(CaptureFormat format, std::string_view text,
-                                                      const std::string& name) {
-  switch (format) {
-    case CaptureFormat::kNvbandwidth:
-      return parse_nvbandwidth(text, name);
-    case CaptureFormat::kNvbandwidthJson:
-      return parse_nvbandwidth_json(text, name);
-    case CaptureFormat::kBandwidthTest:
-      return parse_bandwidth_test(text, name);
-    case CaptureFormat::kNcclTests:
-      return parse_nccl_tests(text, name);
-    case CaptureFormat::kNcclTestsJson:
-      return parse_nccl_tests_json(text, name);
-    default:
-      return std::nullopt;
-  }
-}
-
 void add_tool_captures(Evidence& evidence, const std::vector<ToolCapture>& captures) {
-  if (captures.empty()) return;
   for (ToolCapture capture : captures) {
     evidence.notes.insert(evidence.notes.end(), capture.notes.begin(), capture.notes.end());
     if (capture.skipped_lines > 0) {
@@ -85,16 +66,6 @@ void add_tool_captures(Evidence& evidence, const std::vector<ToolCapture>& captu
       evidence.measurements.push_back(std::move(reading.measurement));
     }
   }
-  // What is read but not judged depends on the evidence and the stated link
-  // only, not on thresholds: said once here, not by every re-judgement.
-  ToolJudgeOptions options;
-  if (evidence.stated_link) options.stated_link = evidence.stated_link->link;
-  for (std::string& note : judge_tool_bandwidth(evidence, ThresholdProfile{}, options).notes) {
-    evidence.notes.push_back(std::move(note));
-  }
-  for (std::string& note : judge_nccl_tests_bandwidth(evidence, ThresholdProfile{}, options).notes) {
-    evidence.notes.push_back(std::move(note));
-  }
 }
 
-}  // namespace pcieval::app
+}  // namespace pcieval

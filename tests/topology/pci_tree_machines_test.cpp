@@ -1,8 +1,10 @@
-#include "topology/pci_tree.hpp"
-
+// model/pci_tree.hpp on the fixture machines' sysfs trees as topology/ reads
+// them: roles and paths of real layouts (switches, a fallen-off port, missing
+// attributes). The functions on hand-built trees: tests/model/pci_tree_test.cpp.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "model/pci_tree.hpp"
 #include "topology/sysfs_reader.hpp"
 #include "topology/topology_test_util.hpp"
 
@@ -26,21 +28,6 @@ PortRole role(const std::vector<PciFunction>& functions, const std::string& addr
   return function != nullptr ? function->role : PortRole::kEndpoint;
 }
 
-PortLinkReading healthy(PcieGen gen, int width) {
-  return PortLinkReading::known(LinkState{gen, width}, LinkState{gen, width});
-}
-
-PciFunction make(const std::string& address, std::optional<std::string> parent, bool is_bridge,
-                 std::optional<PortLinkReading> link) {
-  PciFunction function;
-  function.bdf = bdf(address);
-  if (parent) function.parent = bdf(*parent);
-  function.is_bridge = is_bridge;
-  function.class_code = is_bridge ? 0x060400 : 0x020000;
-  function.link = std::move(link);
-  return function;
-}
-
 std::vector<std::string> ends(const PciPath& path) {
   std::vector<std::string> out;
   for (const auto& link : path) {
@@ -50,7 +37,7 @@ std::vector<std::string> ends(const PciPath& path) {
   return out;
 }
 
-TEST(AssignPortRoles, SwitchPortsOfTheHgxBaseboard) {
+TEST(PciTreeOnMachines, RolesSwitchPortsOfTheHgxBaseboard) {
   const auto functions = machine("hgx_a100_8gpu_gen4");
   EXPECT_EQ(role(functions, "0000:00:01.1"), PortRole::kRootPort);
   EXPECT_EQ(role(functions, "0000:01:00.0"), PortRole::kUpstreamPort);
@@ -61,7 +48,7 @@ TEST(AssignPortRoles, SwitchPortsOfTheHgxBaseboard) {
   EXPECT_EQ(role(functions, "0000:00:00.0"), PortRole::kEndpoint) << "a host bridge function is no PCI bridge";
 }
 
-TEST(AssignPortRoles, TwoLevelsOfSwitchesAlternate) {
+TEST(PciTreeOnMachines, RolesTwoLevelsOfSwitchesAlternate) {
   const auto functions = machine("dgx2_16gpu_plx_gen3");
   EXPECT_EQ(role(functions, "0000:2b:00.0"), PortRole::kRootPort);
   EXPECT_EQ(role(functions, "0000:2c:00.0"), PortRole::kUpstreamPort);
@@ -71,16 +58,7 @@ TEST(AssignPortRoles, TwoLevelsOfSwitchesAlternate) {
   EXPECT_EQ(role(functions, "0000:36:00.0"), PortRole::kEndpoint);
 }
 
-TEST(AssignPortRoles, LoopingParentsTerminate) {
-  std::vector<PciFunction> functions = {make("0000:01:00.0", "0000:02:00.0", true, std::nullopt),
-                                        make("0000:02:00.0", "0000:01:00.0", true, std::nullopt)};
-  const auto roles = assign_port_roles(functions);
-  EXPECT_EQ(roles.size(), 2U);
-  EXPECT_TRUE(build_path(roles, bdf("0000:01:00.0")).size() <= 2U);
-  EXPECT_TRUE(bridge_chain(roles, bdf("0000:01:00.0")).size() <= 2U);
-}
-
-TEST(BuildPath, Dgx2GpuCrossesThreeLinks) {
+TEST(PciTreeOnMachines, PathDgx2GpuCrossesThreeLinks) {
   const auto functions = machine("dgx2_16gpu_plx_gen3");
   const PciPath path = build_path(functions, bdf("0000:34:00.0"));
   EXPECT_THAT(ends(path), ElementsAre("0000:34:00.0-0000:33:00.0 device_link", "0000:32:00.0-0000:2d:04.0 uplink",
@@ -93,7 +71,7 @@ TEST(BuildPath, Dgx2GpuCrossesThreeLinks) {
   EXPECT_EQ(build_path(functions, bdf("0000:86:00.0")).size(), 1U) << "boot NVMe on a root port";
 }
 
-TEST(BuildPath, GpuOnRootPortHasOneLinkAndItsIdleState) {
+TEST(PciTreeOnMachines, PathGpuOnRootPortHasOneLinkAndItsIdleState) {
   const auto functions = machine("esc8000a_e12_idle_gen1");
   const PciPath path = build_path(functions, bdf("0000:41:00.0"));
   ASSERT_EQ(path.size(), 1U);
@@ -104,7 +82,7 @@ TEST(BuildPath, GpuOnRootPortHasOneLinkAndItsIdleState) {
   EXPECT_EQ(path[0].upstream_end.capable().value(), (LinkState{PcieGen::kGen5, 16}));
 }
 
-TEST(BuildPath, Gen5GpuInGen4SlotExpectsGen4) {
+TEST(PciTreeOnMachines, PathGen5GpuInGen4SlotExpectsGen4) {
   const auto functions = machine("h100_pcie_gen5_in_gen4_slot");
   const PciPath path = build_path(functions, bdf("0000:cb:00.0"));
   ASSERT_EQ(path.size(), 1U);
@@ -112,7 +90,7 @@ TEST(BuildPath, Gen5GpuInGen4SlotExpectsGen4) {
   EXPECT_EQ(path[0].negotiated().value(), (LinkState{PcieGen::kGen4, 16}));
 }
 
-TEST(BuildPath, NarrowGpuLinkIsTheDeviceLink) {
+TEST(PciTreeOnMachines, PathNarrowGpuLinkIsTheDeviceLink) {
   const auto functions = machine("hgx_a100_8gpu_gpu_x8");
   const PciPath path = build_path(functions, bdf("0000:84:00.0"));
   EXPECT_THAT(ends(path), ElementsAre("0000:84:00.0-0000:82:08.0 device_link", "0000:81:00.0-0000:80:01.1 uplink"));
@@ -121,7 +99,7 @@ TEST(BuildPath, NarrowGpuLinkIsTheDeviceLink) {
   EXPECT_EQ(path[1].negotiated().value(), (LinkState{PcieGen::kGen4, 16}));
 }
 
-TEST(BuildPath, SlowSwitchUplinkIsTheSecondLink) {
+TEST(PciTreeOnMachines, PathSlowSwitchUplinkIsTheSecondLink) {
   const auto functions = machine("hgx_a100_8gpu_uplink_gen3");
   for (const char* device : {"0000:23:00.0", "0000:24:00.0", "0000:25:00.0"}) {
     const PciPath path = build_path(functions, bdf(device));
@@ -134,7 +112,7 @@ TEST(BuildPath, SlowSwitchUplinkIsTheSecondLink) {
   EXPECT_EQ(build_path(functions, bdf("0000:03:00.0"))[1].negotiated().value(), (LinkState{PcieGen::kGen4, 16}));
 }
 
-TEST(BuildPath, PortThatFellOffTheBusLeavesItsLinkUnknown) {
+TEST(PciTreeOnMachines, PathPortThatFellOffTheBusLeavesItsLinkUnknown) {
   const auto functions = machine("wrx90_broken_attributes");
   const PciPath path = build_path(functions, bdf("0000:11:00.0"));
   EXPECT_THAT(ends(path), ElementsAre("0000:11:00.0-0000:10:14.0 device_link", "0000:0f:00.0-0000:02:0c.0 uplink",
@@ -146,7 +124,7 @@ TEST(BuildPath, PortThatFellOffTheBusLeavesItsLinkUnknown) {
   EXPECT_EQ(path[1].negotiated().value(), (LinkState{PcieGen::kGen4, 16}));
 }
 
-TEST(BuildPath, DeviceWithoutLinkAttributesHasNoPath) {
+TEST(PciTreeOnMachines, PathDeviceWithoutLinkAttributesHasNoPath) {
   const auto functions = machine("wrx90_broken_attributes");
   EXPECT_TRUE(build_path(functions, bdf("0000:e2:00.0")).empty()) << "conventional PCI VGA";
   EXPECT_TRUE(build_path(functions, bdf("0000:00:00.0")).empty()) << "root complex";
@@ -154,38 +132,7 @@ TEST(BuildPath, DeviceWithoutLinkAttributesHasNoPath) {
   EXPECT_EQ(build_path(functions, bdf("0000:8a:00.0")).size(), 1U);
 }
 
-TEST(BuildPath, BridgeWithoutLinkAttributesGivesErrorReadings) {
-  const std::vector<PciFunction> functions = assign_port_roles({
-      make("0000:00:01.0", std::nullopt, true, std::nullopt),
-      make("0000:01:00.0", "0000:00:01.0", false, healthy(PcieGen::kGen4, 16)),
-  });
-  const PciPath path = build_path(functions, bdf("0000:01:00.0"));
-  ASSERT_EQ(path.size(), 1U);
-  EXPECT_EQ(path[0].upstream_end.max_width.error().message, "0000:00:01.0 exposes no PCIe link attributes");
-  EXPECT_THAT(path[0].expected().error().message, HasSubstr("0000:00:01.0 exposes no PCIe link attributes"));
-  EXPECT_EQ(path[0].negotiated().value(), (LinkState{PcieGen::kGen4, 16}));
-}
-
-TEST(BuildPath, EndpointUnderAPcieToPciBridgeKeepsTheBridgeUplink) {
-  // Root port -> PCIe-to-PCI bridge (an upstream-role bridge) -> device with a
-  // link of its own: both links above the device are physical.
-  const std::vector<PciFunction> functions = assign_port_roles({
-      make("0000:00:05.0", std::nullopt, true, healthy(PcieGen::kGen2, 1)),
-      make("0000:01:00.0", "0000:00:05.0", true, healthy(PcieGen::kGen2, 1)),
-      make("0000:02:00.0", "0000:01:00.0", false, healthy(PcieGen::kGen1, 1)),
-  });
-  EXPECT_EQ(functions[1].role, PortRole::kUpstreamPort);
-  EXPECT_THAT(ends(build_path(functions, bdf("0000:02:00.0"))),
-              ElementsAre("0000:02:00.0-0000:01:00.0 device_link", "0000:01:00.0-0000:00:05.0 uplink"));
-}
-
-TEST(BuildPath, EndpointDirectlyUnderAHostBridgeHasNoPath) {
-  const std::vector<PciFunction> functions =
-      assign_port_roles({make("0000:00:02.0", std::nullopt, false, healthy(PcieGen::kGen3, 16))});
-  EXPECT_TRUE(build_path(functions, bdf("0000:00:02.0")).empty());
-}
-
-TEST(BridgeChain, ListsEveryBridgeNearestFirst) {
+TEST(PciTreeOnMachines, ChainListsEveryBridgeNearestFirst) {
   const auto functions = machine("dgx2_16gpu_plx_gen3");
   EXPECT_THAT(bridge_chain(functions, bdf("0000:34:00.0")),
               ElementsAre(bdf("0000:33:00.0"), bdf("0000:32:00.0"), bdf("0000:2d:04.0"), bdf("0000:2c:00.0"),

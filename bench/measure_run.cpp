@@ -1,0 +1,174 @@
+#include "bench/measure_run.hpp"
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <utility>
+
+#include "bench/probe.hpp"
+#include "topology/error_counters.hpp"
+#include "topology/hwloc_locality.hpp"
+#include "topology/link_sampler.hpp"
+#include "topology/nvml.hpp"
+
+namespace pcieval {
+
+void measure_machine(Evidence& evidence, const ProbeOptions& options, const MeasureHooks& hooks) {
+  begin_rounds(evidence, options);
+
+  // The live topology binds host buffers and threads; the one discovery used
+  // may be gone (it is not kept), and loading it costs milliseconds.
+  std::optional<HwlocTopology> topology;
+  if (auto loaded = HwlocTopology::load_live()) {
+    topology.emplace(std::move(loaded).value());
+  } else {
+    evidence.notes.push_back("hwloc could not load this machine (" + loaded.error().message +
+                             "): probes that bind host memory to a NUMA node are skipped");
+  }
+
+  const std::vector<PciAddress> gpu_addresses = gpus_to_sample(evidence);
+  const bool gpus = !gpu_addresses.empty();
+  std::optional<NvmlLibrary> nvml;
+  if (gpus) {
+    if (auto loaded = NvmlLibrary::load()) {
+      nvml.emplace(std::move(loaded).value());
+    } else {
+      evidence.notes.push_back("NVML unavailable (" + loaded.error().message +
+                               "): GPU links are sampled through sysfs only, without replay counters");
+    }
+  }
+  std::optional<NvmlReader> reader;
+  if (nvml) reader.emplace(*nvml);
+  const NvmlReader* nvml_reader = reader ? &*reader : nullptr;
+  // Confidential-computing mode: the pinned probes cannot run there, and
+  // say so instead of failing one by one.
+  std::optional<bool> confidential_computing;
+  if (nvml_reader != nullptr) {
+    if (auto cc = nvml_reader->read_confidential_computing()) {
+      confidential_computing = cc.value();
+      if (cc.value()) {
+        evidence.notes.push_back(
+            "the GPUs run in confidential-computing mode: probes that pin or map host memory are skipped");
+      }
+    }
+  }
+
+  // Counters of every port a GPU's copies cross: a rise between the reads is
+  // a link that retried under this load. Every device's totals are already in
+  // the discovery evidence.
+  // Before anything of ours runs: a GPU already busy is someone else's job
+  // sharing the link, and the validator will not trust its numbers.
+  std::map<PciAddress, int> utilization_before;
+  if (nvml_reader != nullptr) {
+    for (const PciAddress& gpu : gpu_addresses) {
+      if (auto busy = nvml_reader->read_utilization_gpu_percent(gpu)) {
+        utilization_before[gpu] = busy.value();
+      } else {
+        evidence.notes.push_back("NVML utilisation of " + to_string(gpu) + " not read (" + busy.error().message +
+                                 "): whether it was busy before the probes is unknown");
+      }
+    }
+  }
+
+  const std::vector<PciAddress> path_ports = ports_to_sample(evidence);
+  const auto read_counters = [&] {
+    return read_error_counters(evidence.sysfs_root, path_ports, nvml_reader, gpu_addresses);
+  };
+  const auto counters_before = read_counters();
+
+  LoadSignal load;
+  LinkSamplerOptions sampler_options;
+  sampler_options.sysfs_root = evidence.sysfs_root;
+  sampler_options.ports = path_ports;
+  sampler_options.nvml_gpus = gpu_addresses;
+  sampler_options.nvml = nvml_reader;
+  sampler_options.under_load = [&load] { return load.active(); };
+  LinkSampler sampler(std::move(sampler_options));
+
+  const ProbeRegistry registry = make_probe_registry();
+  ProbeContext context{evidence, options.config, topology ? &*topology : nullptr, &load};
+  context.stop = hooks.stop;
+  context.confidential_computing = confidential_computing;
+  const bool progress = options.progress && hooks.progress != nullptr;
+
+  // The sampler restarts each round (its clock with it), so every sample is
+  // shifted onto the run's clock, and the unchanged readings of a long soak
+  // are dropped as each round ends.
+  const auto started = std::chrono::steady_clock::now();
+  const auto elapsed_s = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  };
+  const auto stop_requested = [&] { return hooks.stop != nullptr && hooks.stop->load() != 0; };
+  bool sampling_failed = false;
+  // Whether the signal cost a probe or a round that would have run. A signal
+  // that arrives while the last probe finishes still marks the run
+  // interrupted (finish_rounds): the operator asked it to stop, and a burn-in
+  // gate must not read that as a pass.
+  bool stopped_early = false;
+  for (int index = 1; round_starts(options, index, elapsed_s()); ++index) {
+    if (stop_requested()) {
+      stopped_early = true;
+      break;
+    }
+    const auto round_counters_before = evidence.soak ? read_counters() : CounterSnapshot{};
+    RoundOutcome round;
+    round.index = index;
+    round.start_s = elapsed_s();
+    if (gpus && !sampling_failed) {
+      if (auto sampling = sampler.start(); !sampling) {
+        evidence.notes.push_back("link sampling did not start: " + sampling.error().message);
+        sampling_failed = true;
+      }
+    }
+    {
+      // Progress: redrawn on a terminal, plain lines for logs. Gone (its
+      // status line cleared) before the table is printed.
+      std::optional<ProgressReporter> reporter;
+      if (progress) reporter.emplace(*hooks.progress, hooks.progress_style);
+      round.output = run_probes(registry, context, reporter ? &*reporter : nullptr);
+    }
+    if (sampler.running()) round.samples = compact_link_samples(sampler.stop());
+    for (LinkSample& sample : round.samples) sample.t_s += round.start_s;
+    round.end_s = elapsed_s();
+    if (evidence.soak && !round.output.interrupted)
+      round.counters = counter_deltas(round_counters_before, read_counters());
+    const double end_s = round.end_s;
+    if (!merge_round(evidence, std::move(round))) {
+      stopped_early = true;
+      break;
+    }
+    if (!evidence.soak) continue;
+    if (progress) {
+      *hooks.progress << "soak: round " << index << (options.rounds ? " of " + std::to_string(*options.rounds) : "")
+                      << " done, " << static_cast<long>(end_s) << " s"
+                      << (options.duration_s ? " of " + std::to_string(static_cast<long>(*options.duration_s)) : "")
+                      << "\n";
+    }
+    if (hooks.after_round) hooks.after_round(evidence);
+  }
+  finish_rounds(evidence, stopped_early, hooks.stop != nullptr ? hooks.stop->load() : 0, hooks.stop_name, elapsed_s());
+
+  const auto counters_after = read_counters();
+  evidence.counters = counter_deltas(counters_before, counters_after);
+  for (const auto& note : counters_after.notes) evidence.notes.push_back("error counters: " + note);
+
+  if (nvml_reader != nullptr) {
+    for (auto& device : evidence.devices) {
+      if (device.function.kind != DeviceKind::kGpu) continue;
+      std::vector<std::string> notes;
+      if (auto link = nvml_reader->read(device.function.bdf, &notes)) {
+        device.nvml = std::move(link).value();
+        if (const auto busy = utilization_before.find(device.function.bdf); busy != utilization_before.end()) {
+          device.nvml->utilization_gpu_percent = busy->second;
+        }
+      } else {
+        device.notes.push_back("NVML: " + link.error().message);
+      }
+      for (auto& note : notes) device.notes.push_back("NVML: " + note);
+    }
+  }
+}
+
+}  // namespace pcieval

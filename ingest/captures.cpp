@@ -1,0 +1,101 @@
+#include "ingest/captures.hpp"
+
+#include <optional>
+#include <utility>
+
+#include "ingest/bandwidth_test.hpp"
+#include "ingest/nccl_tests.hpp"
+#include "ingest/nvbandwidth.hpp"
+#include "ingest/nvidia_smi_xml.hpp"
+
+namespace pcieval {
+namespace {
+
+// nullopt when `format` is not one of the bandwidth tools' formats.
+std::optional<Result<ToolCapture>> parse_tool_capture(CaptureFormat format, std::string_view text,
+                                                      const std::string& name) {
+  switch (format) {
+    case CaptureFormat::kNvbandwidth:
+      return parse_nvbandwidth(text, name);
+    case CaptureFormat::kNvbandwidthJson:
+      return parse_nvbandwidth_json(text, name);
+    case CaptureFormat::kBandwidthTest:
+      return parse_bandwidth_test(text, name);
+    case CaptureFormat::kNcclTests:
+      return parse_nccl_tests(text, name);
+    case CaptureFormat::kNcclTestsJson:
+      return parse_nccl_tests_json(text, name);
+    default:
+      return std::nullopt;
+  }
+}
+
+// Parses one section, `first_line` being where it starts in the input.
+Status parse_section(CaptureFormat format, std::string_view text, const std::string& name, std::size_t first_line,
+                     Captures& captures) {
+  if (format == CaptureFormat::kKernelLog) {
+    auto parsed = parse_kernel_log(text, name, first_line);
+    if (!parsed) return parsed.error();
+    captures.kernel_logs.push_back(std::move(parsed).value());
+    return ok_status();
+  }
+  // The other parsers count lines from the start of what they are given:
+  // blank lines in front keep their numbers right (sections other than a
+  // kernel log are kilobytes, so the copy is cheap).
+  std::string padded;
+  if (first_line > 1) {
+    padded.reserve(first_line - 1 + text.size());
+    padded.assign(first_line - 1, '\n');
+    padded.append(text);
+    text = padded;
+  }
+  switch (format) {
+    case CaptureFormat::kLspci: {
+      auto parsed = parse_lspci(text, name);
+      if (!parsed) return parsed.error();
+      captures.lspci.push_back(std::move(parsed).value());
+      return ok_status();
+    }
+    case CaptureFormat::kNvidiaSmi: {
+      auto parsed = parse_nvidia_smi(text, name);
+      if (!parsed) return parsed.error();
+      captures.nvidia_smi.push_back(std::move(parsed).value());
+      return ok_status();
+    }
+    case CaptureFormat::kNvidiaSmiXml: {
+      auto parsed = parse_nvidia_smi_xml(text, name);
+      if (!parsed) return parsed.error();
+      captures.nvidia_smi.push_back(std::move(parsed).value());
+      return ok_status();
+    }
+    default:
+      break;
+  }
+  if (auto tool = parse_tool_capture(format, text, name)) {
+    if (!*tool) return tool->error();
+    captures.tools.push_back(std::move(*tool).value());
+    return ok_status();
+  }
+  return make_error(name + ": format " + std::string(to_string(format)) + " is not read by diagnose yet");
+}
+
+}  // namespace
+
+Status add_capture(std::string_view text, const std::string& name, const std::vector<CaptureSection>& sections,
+                   Captures& captures) {
+  captures.names.push_back(name);
+  std::string parts;
+  for (const CaptureSection& section : sections) {
+    if (Status parsed = parse_section(section.format, text.substr(section.offset, section.size), name,
+                                      section.first_line, captures);
+        !parsed) {
+      return parsed;
+    }
+    parts += (parts.empty() ? "" : ", ") + std::string(to_string(section.format)) + " from line " +
+             std::to_string(section.first_line);
+  }
+  if (sections.size() > 1) captures.notes.push_back(name + " holds several captures, read one by one: " + parts);
+  return ok_status();
+}
+
+}  // namespace pcieval
