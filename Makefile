@@ -12,8 +12,14 @@ all: build
 deps:
 	@scripts/install-deps.sh
 
+# Ninja (installed by deps): it starts a target's compiles before the
+# libraries it links are built, so both cores stay busy through a fresh
+# build, and it checks a built tree faster than make. A build folder already
+# configured keeps its generator; GENERATOR= uses CMake's default.
+GENERATOR ?= -G Ninja
+
 $(BUILD_DIR)/CMakeCache.txt: | deps
-	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+	cmake -S . -B $(BUILD_DIR) $(GENERATOR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
 
 build: deps $(BUILD_DIR)/CMakeCache.txt
 	cmake --build $(BUILD_DIR) -j $(JOBS)

@@ -7,6 +7,7 @@ set -euo pipefail
 
 packages=(
   g++ make cmake pkg-config python3
+  ninja-build           # the build tool `make` configures CMake for (Makefile)
   libhwloc-dev          # topology: GPU -> bridges -> root port, NUMA
   nlohmann-json3-dev    # results document
   libsimdjson-dev       # fleet merge: reads thousands of node documents at GB/s
