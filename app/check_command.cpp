@@ -15,7 +15,7 @@
 #include "topology/discover.hpp"
 #include "validate/judge.hpp"
 #include "validate/link_rules.hpp"
-#include "validate/thresholds.hpp"
+#include "validate/profile_lookup.hpp"
 
 namespace pcieval::app {
 

@@ -9,7 +9,7 @@
 #include "app/commands.hpp"
 #include "report/profile_json.hpp"
 #include "validate/compare.hpp"
-#include "validate/thresholds.hpp"
+#include "validate/profile_lookup.hpp"
 
 namespace pcieval::app {
 

@@ -7,7 +7,7 @@
 #include "model/text.hpp"
 #include "validate/budget.hpp"
 #include "validate/link_rules.hpp"
-#include "validate/thresholds.hpp"
+#include "validate/profile_lookup.hpp"
 
 namespace pcieval {
 namespace {

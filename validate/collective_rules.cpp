@@ -8,7 +8,7 @@
 #include "model/text.hpp"
 #include "validate/bandwidth_rules.hpp"
 #include "validate/budget.hpp"
-#include "validate/thresholds.hpp"
+#include "validate/profile_lookup.hpp"
 
 namespace pcieval {
 namespace {

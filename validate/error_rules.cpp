@@ -6,7 +6,7 @@
 #include <string>
 
 #include "model/units.hpp"
-#include "validate/thresholds.hpp"
+#include "validate/profile_lookup.hpp"
 
 namespace pcieval {
 namespace {

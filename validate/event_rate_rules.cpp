@@ -7,7 +7,7 @@
 #include <optional>
 #include <utility>
 
-#include "validate/thresholds.hpp"
+#include "validate/profile_lookup.hpp"
 
 namespace pcieval {
 namespace {

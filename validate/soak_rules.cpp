@@ -9,7 +9,7 @@
 #include <tuple>
 
 #include "validate/link_rules.hpp"
-#include "validate/thresholds.hpp"
+#include "validate/profile_lookup.hpp"
 
 namespace pcieval {
 namespace {

@@ -10,7 +10,7 @@
 #include "validate/bandwidth_rules.hpp"
 #include "validate/budget.hpp"
 #include "validate/collective_rules.hpp"
-#include "validate/thresholds.hpp"
+#include "validate/profile_lookup.hpp"
 
 namespace pcieval {
 namespace {

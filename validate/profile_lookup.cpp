@@ -1,4 +1,4 @@
-#include "validate/thresholds.hpp"
+#include "validate/profile_lookup.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -1,4 +1,5 @@
-// What a threshold profile means for one GPU and one probe: the defaults,
+// Looking a threshold profile up for one GPU and one probe (model/thresholds.hpp
+// holds the profile itself): the defaults,
 // then every override whose match fits the GPU, then per-probe floors.
 #pragma once
 
