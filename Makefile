@@ -111,7 +111,7 @@ format:
 	git ls-files '*.cpp' '*.hpp' | xargs clang-format -i
 
 tidy: build
-	git ls-files 'model/*.cpp' 'topology/*.cpp' 'bench/*.cpp' 'validate/*.cpp' 'ingest/*.cpp' 'report/*.cpp' 'app/*.cpp' | \
+	git ls-files 'model/*.cpp' 'support/*.cpp' 'topology/*.cpp' 'bench/*.cpp' 'validate/*.cpp' 'ingest/*.cpp' 'report/*.cpp' 'fleet/*.cpp' 'history/*.cpp' 'app/*.cpp' | \
 	  xargs clang-tidy -p $(BUILD_DIR) --quiet
 
 clean:

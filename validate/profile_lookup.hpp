@@ -1,6 +1,6 @@
-// Looking a threshold profile up for one GPU and one probe (model/thresholds.hpp
-// holds the profile itself): the defaults,
-// then every override whose match fits the GPU, then per-probe floors.
+// What a threshold profile (model/thresholds.hpp) means for one GPU and one
+// probe: the defaults, then every override whose match fits the GPU, then
+// per-probe floors.
 #pragma once
 
 #include <string>
