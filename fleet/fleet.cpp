@@ -1,7 +1,6 @@
 #include "fleet/fleet.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <utility>
 
@@ -10,12 +9,6 @@
 
 namespace pcieval {
 namespace {
-
-std::string hex4(unsigned value) {
-  char text[8];
-  std::snprintf(text, sizeof text, "%04x", value & 0xffffu);
-  return text;
-}
 
 // The state the GPU's whole path should train to: the lowest of every hop's
 // expected state (the narrowest hop wins). "unknown" when any hop's
@@ -106,7 +99,7 @@ FleetNode node_from_results(const Results& results, std::string source) {
     gpu.direction = m.direction;
     gpu.median_gbps = m.stats.median_gbps;
     if (const DeviceRecord* device = find_device(results.evidence, m.gpus.front())) {
-      gpu.device_id = hex4(device->function.vendor_id) + ":" + hex4(device->function.device_id);
+      gpu.device_id = hex_text(device->function.vendor_id, 4) + ":" + hex_text(device->function.device_id, 4);
       gpu.model = device->nvml && device->nvml->name ? *device->nvml->name : gpu.device_id;
       gpu.link = expected_path_link(*device);
     } else {

@@ -11,7 +11,6 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <limits>
 #include <optional>
 #include <utility>
@@ -21,6 +20,7 @@
 #include "model/link.hpp"
 #include "model/measurement.hpp"
 #include "model/pci_address.hpp"
+#include "model/text.hpp"
 #include "model/verdict.hpp"
 #include "report/document_values.hpp"
 #include "report/file_descriptor.hpp"
@@ -271,18 +271,12 @@ struct DeviceEntry {
   std::string link;  // "Gen4 x16" or "unknown"
 };
 
-std::string hex4(unsigned value) {
-  char text[8];
-  std::snprintf(text, sizeof text, "%04x", value & 0xffffu);
-  return text;
-}
-
 DeviceEntry device(const element& value, int minor) {
   DeviceEntry entry;
   entry.bdf = address(member(value, "bdf"));
   (void)one_of(member(value, "kind"), kKinds);
   const std::uint32_t vendor_id = hex_id(member(value, "vendor_id"), 4);
-  entry.device_id = hex4(vendor_id) + ":" + hex4(hex_id(member(value, "device_id"), 4));
+  entry.device_id = hex_text(vendor_id, 4) + ":" + hex_text(hex_id(member(value, "device_id"), 4), 4);
   (void)hex_id(member(value, "class_code"), 6);
   (void)boolean(member(value, "virtual_function"));
   (void)integer_or_null(member(value, "numa_node"), 0, std::numeric_limits<int>::max());

@@ -10,10 +10,7 @@
 namespace pcieval {
 namespace {
 
-using tool_text::fields;
-using tool_text::Line;
-using tool_text::parse_count;
-using tool_text::parse_number;
+using namespace tool_text;  // the shared line and number readers of tool output
 
 constexpr std::uint64_t kMaxDevices = 4096;
 // Old samples' "MB" is 2^20 bytes (see the header).

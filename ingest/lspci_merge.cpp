@@ -7,41 +7,30 @@
 
 #include "ingest/lspci.hpp"
 #include "model/pci_address.hpp"
+#include "model/text.hpp"
 
 namespace pcieval {
 namespace {
 
-std::string hex2(unsigned value) {
-  char buffer[8];
-  std::snprintf(buffer, sizeof buffer, "%02x", value & 0xffU);
-  return buffer;
-}
-
 // "bus 41", or "bus 0001:41" outside domain 0.
 std::string bus_name(std::uint32_t domain, std::uint8_t bus) {
-  if (domain == 0) return "bus " + hex2(bus);
+  if (domain == 0) return "bus " + hex_text(bus & 0xffU, 2);
   char buffer[16];
   std::snprintf(buffer, sizeof buffer, "%04x:", domain);
-  return "bus " + std::string(buffer) + hex2(bus);
+  return "bus " + std::string(buffer) + hex_text(bus & 0xffU, 2);
 }
 
 std::string origin(const LspciDevice& device) { return device.source + ":" + std::to_string(device.line); }
 
 std::string show(PcieGen gen) { return to_string(gen); }
 std::string show(int value) { return std::to_string(value); }
-std::string show(std::uint16_t id) {
-  char buffer[8];
-  std::snprintf(buffer, sizeof buffer, "%04x", id);
-  return buffer;
-}
+std::string show(std::uint16_t id) { return hex_text(id, 4); }
 
-std::string show(const BusRange& range) { return "secondary " + hex2(range.secondary) + "-" + hex2(range.subordinate); }
-std::string show(PortRole role) { return std::string(to_string(role)); }
-std::string show(std::uint32_t class_code) {
-  char buffer[12];
-  std::snprintf(buffer, sizeof buffer, "%06x", class_code);
-  return buffer;
+std::string show(const BusRange& range) {
+  return "secondary " + hex_text(range.secondary & 0xffU, 2) + "-" + hex_text(range.subordinate & 0xffU, 2);
 }
+std::string show(PortRole role) { return std::string(to_string(role)); }
+std::string show(std::uint32_t class_code) { return hex_text(class_code, 6); }
 
 // Who fills what: the kept device and the one merged into it.
 class Merger {

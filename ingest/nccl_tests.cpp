@@ -15,10 +15,7 @@
 namespace pcieval {
 namespace {
 
-using tool_text::fields;
-using tool_text::Line;
-using tool_text::parse_count;
-using tool_text::parse_number;
+using namespace tool_text;  // the shared line and number readers of tool output
 
 constexpr std::size_t kMaxRanks = 65536;
 
@@ -149,8 +146,8 @@ bool disables_p2p(std::string_view line) {
 
 // The same in a -J document's "env" list ("NCCL_P2P_DISABLE=1").
 bool env_disables_p2p(const nlohmann::json& document) {
-  const auto env = document.find("env");
-  if (env == document.end() || !env->is_array()) return false;
+  const nlohmann::json* env = tool_text::member(document, "env", nlohmann::json::value_t::array);
+  if (env == nullptr) return false;
   for (const nlohmann::json& item : *env) {
     if (!item.is_string()) continue;
     const std::string& text = item.get_ref<const std::string&>();
@@ -272,8 +269,8 @@ Result<ToolCapture> parse_nccl_tests_json(std::string_view text, std::string_vie
   auto parsed = tool_text::parse_json_object(text, capture.source, "nccl-tests -J writes one JSON object");
   if (!parsed) return parsed.error();
   const nlohmann::json& document = parsed.value();
-  const auto results = document.find("results");
-  if (results == document.end() || !results->is_array()) {
+  const nlohmann::json* results = tool_text::member(document, "results", nlohmann::json::value_t::array);
+  if (results == nullptr) {
     return make_error(capture.source + ": JSON without \"results\": not nccl-tests -J output");
   }
   if (const auto args = document.find("args");
@@ -283,8 +280,8 @@ Result<ToolCapture> parse_nccl_tests_json(std::string_view text, std::string_vie
     if (program.ends_with("_perf")) program.resize(program.size() - 5);
     capture.nccl_collective = program.substr(0, 40);
   }
-  if (const auto config = document.find("config"); config != document.end() && config->is_object()) {
-    if (const auto devices = config->find("devices"); devices != config->end() && devices->is_array()) {
+  if (const nlohmann::json* config = tool_text::member(document, "config", nlohmann::json::value_t::object)) {
+    if (const nlohmann::json* devices = tool_text::member(*config, "devices", nlohmann::json::value_t::array)) {
       capture.nccl_ranks = static_cast<int>(std::min(devices->size(), kMaxRanks));
       std::string first_host;
       for (const nlohmann::json& device : *devices) {

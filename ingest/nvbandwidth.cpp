@@ -16,11 +16,7 @@
 namespace pcieval {
 namespace {
 
-using tool_text::fields;
-using tool_text::Line;
-using tool_text::parse_count;
-using tool_text::parse_number;
-using tool_text::quote;
+using namespace tool_text;  // the shared line and number readers of tool output
 
 // A rate above this is not a bandwidth any bus carries: the text was damaged.
 // Matrices are one row per host or GPU; more than this is not nvbandwidth's.
@@ -254,12 +250,12 @@ Result<ToolCapture> parse_nvbandwidth_json(std::string_view text, std::string_vi
   auto parsed = tool_text::parse_json_object(text, capture.source, "nvbandwidth -j writes one JSON object");
   if (!parsed) return parsed.error();
   const nlohmann::json& document = parsed.value();
-  const auto root = document.find("nvbandwidth");
-  if (root == document.end() || !root->is_object()) {
+  const nlohmann::json* root = tool_text::member(document, "nvbandwidth", nlohmann::json::value_t::object);
+  if (root == nullptr) {
     return make_error(capture.source + ": JSON without an \"nvbandwidth\" object: not nvbandwidth -j output");
   }
-  const auto testcases = root->find("testcases");
-  if (testcases == root->end() || !testcases->is_array()) {
+  const nlohmann::json* testcases = tool_text::member(*root, "testcases", nlohmann::json::value_t::array);
+  if (testcases == nullptr) {
     return make_error(capture.source + ": nvbandwidth JSON without \"testcases\"");
   }
   std::set<std::string> other_tests;

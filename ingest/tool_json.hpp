@@ -21,4 +21,13 @@ namespace pcieval::tool_text {
   return document;
 }
 
+// The member `key` of `object` when it is there with the JSON type `type`;
+// nullptr when it is missing or of another type, which the tools' readers
+// treat alike (a member they do not know how to read is not there).
+[[nodiscard]] inline const nlohmann::json* member(const nlohmann::json& object, const char* key,
+                                                  nlohmann::json::value_t type) {
+  const auto found = object.find(key);
+  return found != object.end() && found->type() == type ? &*found : nullptr;
+}
+
 }  // namespace pcieval::tool_text

@@ -82,6 +82,15 @@ bool is_valid_link_width(int lanes) {
 
 std::string to_string(const LinkState& state) { return to_string(state.gen) + " x" + std::to_string(state.width); }
 
+std::string join_states(const std::vector<LinkState>& states) {
+  std::string text;
+  for (std::size_t i = 0; i < states.size(); ++i) {
+    if (i > 0) text += i + 1 == states.size() ? " or " : ", ";
+    text += to_string(states[i]);
+  }
+  return text;
+}
+
 LinkState lower_of(const LinkState& a, const LinkState& b) {
   return LinkState{std::min(a.gen, b.gen), std::min(a.width, b.width)};
 }

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "model/result.hpp"
 
@@ -50,6 +51,9 @@ struct LinkState {
 
 // "Gen4 x16".
 [[nodiscard]] std::string to_string(const LinkState& state);
+
+// "Gen3 x16, Gen4 x8 or Gen5 x4": the links a number fits, in a reason.
+[[nodiscard]] std::string join_states(const std::vector<LinkState>& states);
 
 // A link trains no higher than the lower capability of its two ends, in speed
 // and in width independently (a Gen5 x8 port and a Gen4 x16 card give Gen4 x8).

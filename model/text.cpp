@@ -12,6 +12,12 @@ std::string fixed_text(double value, int decimals) {
   return buffer;
 }
 
+std::string hex_text(std::uint32_t value, int digits) {
+  char buffer[16];
+  std::snprintf(buffer, sizeof buffer, "%0*x", digits, static_cast<unsigned>(value));
+  return buffer;
+}
+
 std::string gbps_text(double gbps, int decimals) { return fixed_text(gbps, decimals) + " GB/s"; }
 
 std::string percent_text(double fraction) {

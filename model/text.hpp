@@ -26,4 +26,8 @@ namespace pcieval {
 // in a probe's message: "256 MiB", "1 GiB", "1000 bytes".
 [[nodiscard]] std::string exact_size_text(std::uint64_t bytes);
 
+// `value` in lower-case hex, zero-padded to `digits`, as lspci and sysfs write
+// IDs: hex_text(0x10de, 4) is "10de", a class code hex_text(0x030200, 6).
+[[nodiscard]] std::string hex_text(std::uint32_t value, int digits);
+
 }  // namespace pcieval

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <optional>
 #include <set>
@@ -52,12 +51,6 @@ article.finding.fail{border-left-color:#b3261e}article.finding.inconclusive{bord
 std::string_view status_class(VerdictStatus status) {
   if (status == VerdictStatus::kPass) return "pass";
   return is_failing(status) ? "fail" : "inconclusive";
-}
-
-std::string hex4(std::uint16_t value) {
-  char buffer[8];
-  std::snprintf(buffer, sizeof buffer, "%04x", static_cast<unsigned>(value));
-  return buffer;
 }
 
 // "Gen4 x16"; an unread half is "?" so the other half still says something.
@@ -159,7 +152,7 @@ std::string device_line(const DeviceRecord& record, const std::map<std::string, 
   const std::string bdf = to_string(function.bdf);
   std::string line = "<span class=\"node\">" + escape(bdf) + "</span> <b>" +
                      escape(std::string(to_string(function.kind))) + "</b> <span class=\"role\">" +
-                     hex4(function.vendor_id) + ":" + hex4(function.device_id);
+                     hex_text(function.vendor_id, 4) + ":" + hex_text(function.device_id, 4);
   if (record.nvml && record.nvml->name) line += " " + escape(*record.nvml->name);
   line += "</span>";
   const auto found = worst.find(bdf);

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
-#include <cstdio>
 #include <initializer_list>
 
 #include "report/input_file.hpp"
@@ -17,12 +16,6 @@ using json_document::DocumentReader;
 using json_document::Node;
 
 constexpr std::array kDirections = {Direction::kHostToDevice, Direction::kDeviceToHost, Direction::kHostToHost};
-
-std::string hex4(std::uint16_t value) {
-  char buffer[8];
-  std::snprintf(buffer, sizeof buffer, "%04x", value);
-  return buffer;
-}
 
 template <class T>
 Json or_null(const std::optional<T>& value) {
@@ -107,8 +100,8 @@ std::vector<ProbeThresholds> read_per_probe(DocumentReader& in, const Node& obje
 Json match_json(const DeviceMatch& match) {
   Json out = Json::object();
   out["name_contains"] = or_null(match.name_contains);
-  out["vendor_id"] = match.vendor_id ? Json(hex4(*match.vendor_id)) : Json(nullptr);
-  out["device_id"] = match.device_id ? Json(hex4(*match.device_id)) : Json(nullptr);
+  out["vendor_id"] = match.vendor_id ? Json(hex_text(*match.vendor_id, 4)) : Json(nullptr);
+  out["device_id"] = match.device_id ? Json(hex_text(*match.device_id, 4)) : Json(nullptr);
   return out;
 }
 

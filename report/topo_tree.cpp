@@ -1,7 +1,6 @@
 #include "report/topo_tree.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <optional>
 #include <vector>
@@ -24,16 +23,10 @@ std::string port_link_text(const PortLinkReading& port) {
          state_text(port.max_speed, port.max_width) + ")";
 }
 
-std::string hex4(std::uint16_t value) {
-  char buffer[8];
-  std::snprintf(buffer, sizeof buffer, "%04x", static_cast<unsigned>(value));
-  return buffer;
-}
-
 std::string device_text(const DeviceRecord& record) {
   const PciFunction& function = record.function;
   std::string text = to_string(function.bdf) + " " + std::string(to_string(function.kind)) + " " +
-                     hex4(function.vendor_id) + ":" + hex4(function.device_id);
+                     hex_text(function.vendor_id, 4) + ":" + hex_text(function.device_id, 4);
   if (function.is_virtual_function) text += " (virtual function)";
   text += " " + (function.link ? port_link_text(*function.link) : std::string("no link"));
   return text;

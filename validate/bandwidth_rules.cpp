@@ -27,15 +27,6 @@ std::optional<double> host_ceiling_gbps(const Evidence& evidence, std::optional<
   return std::nullopt;
 }
 
-std::string join_states(const std::vector<LinkState>& states) {
-  std::string text;
-  for (std::size_t i = 0; i < states.size(); ++i) {
-    if (i > 0) text += i + 1 == states.size() ? " or " : ", ";
-    text += to_string(states[i]);
-  }
-  return text;
-}
-
 // Whether NVML read `device` busier than the profile allows before any probe.
 bool busy_before_run(const DeviceRecord& device, const ThresholdSet& thresholds) {
   return device.nvml && device.nvml->utilization_gpu_percent &&

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <optional>
 #include <utility>
 
+#include "model/text.hpp"
 #include "validate/profile_lookup.hpp"
 
 namespace pcieval {
@@ -22,12 +22,6 @@ const double kDefaultCorrectablePerGb = ThresholdSet{}.correctable_errors_per_gb
 // the evidence does not know is the loosest one, so no port is flagged for a
 // link it may not have.
 constexpr LinkState kFastestSpecLink{PcieGen::kGen5, 16};
-
-std::string fixed(double value, int digits) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
-  return buffer;
-}
 
 // What the evidence knows of the link `address` is an end of: the device's
 // own capability, a path link's expectation, or nvidia-smi's Max.
@@ -102,7 +96,7 @@ void judge_port(const Evidence& evidence, const ThresholdProfile& profile, const
     out.notes.push_back(note + "; the lines carry no time stamps, so their rate is unknown");
     return;
   }
-  note += ", at most " + std::to_string(densest.count) + " within " + fixed(kBurstWindowS, 0) + " s";
+  note += ", at most " + std::to_string(densest.count) + " within " + fixed_text(kBurstWindowS, 0) + " s";
   if (densest.count < events.size()) {
     const std::size_t unstamped = static_cast<std::size_t>(
         std::count_if(events.begin(), events.end(), [](const CapturedEvent* e) { return !e->time_s; }));
@@ -120,7 +114,7 @@ void judge_port(const Evidence& evidence, const ThresholdProfile& profile, const
   const double bound = burst_errors_per_minute(link, thresholds.correctable_errors_per_gb);
   const std::string link_text = known ? "its " + to_string(link) + " link" : "a Gen5 x16 link (its link is not known)";
   if (densest.count < kMinBurstErrors || static_cast<double>(densest.count) <= bound) {
-    out.notes.push_back(note + ": below the " + fixed(bound, 1) + " per minute " + link_text +
+    out.notes.push_back(note + ": below the " + fixed_text(bound, 1) + " per minute " + link_text +
                         " logs at the spec's bit error rate, not judged");
     return;
   }
@@ -130,8 +124,8 @@ void judge_port(const Evidence& evidence, const ThresholdProfile& profile, const
   verdict.status = VerdictStatus::kLinkErrors;
   verdict.code = ReasonCode::kCorrectableErrorBurstLogged;
   verdict.reason = "the kernel logged " + std::to_string(densest.count) + " correctable PCIe errors on " + subject +
-                   " within " + fixed(kBurstWindowS, 0) + " s (" + origin_of(*densest.first) + " .. " +
-                   origin_of(*densest.last) + "), more than the " + fixed(bound, 1) + " per minute " + link_text +
+                   " within " + fixed_text(kBurstWindowS, 0) + " s (" + origin_of(*densest.first) + " .. " +
+                   origin_of(*densest.last) + "), more than the " + fixed_text(bound, 1) + " per minute " + link_text +
                    " logs saturated at the spec's bit error rate of 1e-12";
   verdict.remediation =
       "A burst of correctable errors means a marginal link (signal integrity): reseat " + subject +

@@ -2,27 +2,21 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <optional>
 #include <string>
 #include <tuple>
 
+#include "model/text.hpp"
 #include "validate/link_rules.hpp"
 #include "validate/profile_lookup.hpp"
 
 namespace pcieval {
 namespace {
 
-std::string fixed(double value, int decimals) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
-}
-
 std::string round_when(const SoakRound& round) {
-  return "round " + std::to_string(round.index) + " (" + fixed(round.start_s, 0) + "-" + fixed(round.end_s, 0) +
-         " s into the soak)";
+  return "round " + std::to_string(round.index) + " (" + fixed_text(round.start_s, 0) + "-" +
+         fixed_text(round.end_s, 0) + " s into the soak)";
 }
 
 std::string list_rounds(const std::vector<int>& rounds) {
@@ -44,10 +38,10 @@ std::optional<Verdict> interrupted_verdict(const Evidence& evidence) {
           : std::to_string(soak->rounds.size()) + " complete round" + (soak->rounds.size() == 1 ? "" : "s") +
                 (soak->requested_rounds ? " of " + std::to_string(*soak->requested_rounds) : std::string());
   if (evidence.interrupted && soak != nullptr) {
-    verdict.reason =
-        *evidence.interrupted + " stopped the soak after " + done +
-        (soak->requested_duration_s ? " (asked for " + fixed(*soak->requested_duration_s, 0) + " s)" : std::string()) +
-        "; the complete rounds are judged, the one in flight was dropped";
+    verdict.reason = *evidence.interrupted + " stopped the soak after " + done +
+                     (soak->requested_duration_s ? " (asked for " + fixed_text(*soak->requested_duration_s, 0) + " s)"
+                                                 : std::string()) +
+                     "; the complete rounds are judged, the one in flight was dropped";
   } else if (evidence.interrupted) {
     verdict.reason = *evidence.interrupted +
                      " stopped the run before every probe ran; the probes that finished are judged, the rest skipped";
@@ -107,10 +101,10 @@ std::vector<Verdict> dip_verdicts(const Evidence& evidence, const SoakRecord& so
     verdict.subject = first.subject;
     verdict.status = VerdictStatus::kBandwidthLow;
     verdict.code = ReasonCode::kBandwidthDipDuringSoak;
-    verdict.reason = first.probe + " " + std::string(to_string(first.direction)) + " fell to " + fixed(low, 1) +
-                     " GB/s in " + round_when(*worst->round) + ", " + fixed((1 - low / reference) * 100, 0) +
-                     "% below its median of " + fixed(reference, 1) + " GB/s over " + std::to_string(points.size()) +
-                     " rounds (a dip of more than " + fixed(max_drop * 100, 0) +
+    verdict.reason = first.probe + " " + std::string(to_string(first.direction)) + " fell to " + fixed_text(low, 1) +
+                     " GB/s in " + round_when(*worst->round) + ", " + fixed_text((1 - low / reference) * 100, 0) +
+                     "% below its median of " + fixed_text(reference, 1) + " GB/s over " +
+                     std::to_string(points.size()) + " rounds (a dip of more than " + fixed_text(max_drop * 100, 0) +
                      "% fails); rounds below: " + list_rounds(below);
     verdict.remediation =
         "A link that slows under sustained load: look in link_samples around that time for a retrain to a lower "

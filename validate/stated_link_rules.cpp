@@ -15,15 +15,6 @@
 namespace pcieval {
 namespace {
 
-std::string join_states(const std::vector<LinkState>& states) {
-  std::string text;
-  for (std::size_t i = 0; i < states.size(); ++i) {
-    if (i > 0) text += i + 1 == states.size() ? " or " : ", ";
-    text += to_string(states[i]);
-  }
-  return text;
-}
-
 std::optional<int> parse_int(std::string_view text) {
   int value = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);

@@ -89,6 +89,13 @@ TEST(Link, UnknownCapabilityMakesExpectedUnknownWithTheReason) {
   EXPECT_NE(link.expected().error().message.find("Unknown"), std::string::npos);
 }
 
+TEST(Link, JoinedStatesReadAsAList) {
+  EXPECT_EQ(join_states({}), "");
+  EXPECT_EQ(join_states({LinkState{PcieGen::kGen4, 8}}), "Gen4 x8");
+  EXPECT_EQ(join_states({LinkState{PcieGen::kGen3, 16}, LinkState{PcieGen::kGen4, 8}, LinkState{PcieGen::kGen5, 4}}),
+            "Gen3 x16, Gen4 x8 or Gen5 x4");
+}
+
 TEST(Link, NegotiatedFallsBackToTheUpstreamEnd) {
   Link link;
   link.downstream_end = port(PcieGen::kGen4, 16, PcieGen::kGen4, 16);

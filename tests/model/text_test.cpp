@@ -38,5 +38,12 @@ TEST(TextTest, ExactSizesUseTheLargestUnitThatDivides) {
   EXPECT_EQ(exact_size_text(1000), "1000 bytes");
 }
 
+TEST(TextTest, HexIsLowerCaseAndZeroPaddedAsLspciWritesIt) {
+  EXPECT_EQ(hex_text(0x10de, 4), "10de");
+  EXPECT_EQ(hex_text(0x0b, 2), "0b");
+  EXPECT_EQ(hex_text(0x030200, 6), "030200");
+  EXPECT_EQ(hex_text(0x1af4, 2), "1af4");  // never cut: a wider value keeps its digits
+}
+
 }  // namespace
 }  // namespace pcieval
