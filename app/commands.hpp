@@ -118,7 +118,11 @@ enum class PcievalDocument { kNone, kResults, kFleet };
 [[nodiscard]] std::optional<Results> read_node_results_or_print(const std::string& path, const std::string& flag = "");
 [[nodiscard]] int run_diagnose(const DiagnoseOptions& options);
 
-// The tail of check, validate and diagnose: judges results.evidence (replacing any
+// The --profile FILE, checked; nullopt (and the error printed) when it cannot
+// be used (judge_and_report.cpp).
+[[nodiscard]] std::optional<ThresholdProfile> load_profile(const std::string& path);
+
+// The tail of check, validate and diagnose (judge_and_report.cpp): judges results.evidence (replacing any
 // verdicts, overall and summary it carries), prints the notes and the table
 // unless quiet or the document goes to stdout, writes -o FILE atomically, and
 // returns the exit code of the outcome (kExitUsage when the file was not
