@@ -9,7 +9,7 @@
 #include "model/results.hpp"
 #include "report/atomic_file.hpp"
 #include "report/input_file.hpp"
-#include "report/results_json.hpp"
+#include "report/results_writer.hpp"
 #include "topology/discover.hpp"
 
 namespace pcieval::app {

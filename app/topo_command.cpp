@@ -2,7 +2,7 @@
 #include <iostream>
 
 #include "app/commands.hpp"
-#include "report/results_json.hpp"
+#include "report/results_writer.hpp"
 #include "report/topo_tree.hpp"
 #include "topology/discover.hpp"
 

@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "model/pci_address.hpp"
-#include "report/results_json.hpp"
+#include "report/results_writer.hpp"
 
 namespace pcieval {
 

@@ -7,7 +7,7 @@
 #include "report/html.hpp"
 #include "report/junit.hpp"
 #include "report/prometheus.hpp"
-#include "report/results_json.hpp"
+#include "report/results_writer.hpp"
 
 namespace pcieval {
 

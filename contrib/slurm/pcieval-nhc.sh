@@ -93,7 +93,7 @@ else
   source_text="live check"
 fi
 
-# The document's "summary" (results_json.hpp: pretty-printed, 2-space indent,
+# The document's "summary" (report/results_writer.hpp: pretty-printed, 2-space indent,
 # so the top-level key starts its own line). JSON escapes of quotes and
 # backslashes are undone; the reason stays one line.
 summary_of() {

@@ -16,8 +16,8 @@
 #include "fleet/fleet_json.hpp"
 #include "fleet/node_document.hpp"
 #include "fleet_test_data.hpp"
-#include "report/results_json.hpp"
 #include "report/results_reader.hpp"
+#include "report/results_writer.hpp"
 
 namespace pcieval {
 namespace {

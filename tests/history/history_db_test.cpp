@@ -13,7 +13,7 @@
 #include <sstream>
 #include <thread>
 
-#include "report/results_json.hpp"
+#include "report/results_writer.hpp"
 
 namespace pcieval {
 namespace {

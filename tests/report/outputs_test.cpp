@@ -14,7 +14,7 @@
 #include "report/html.hpp"
 #include "report/junit.hpp"
 #include "report/prometheus.hpp"
-#include "report/results_json.hpp"
+#include "report/results_writer.hpp"
 #include "report/sample_results.hpp"
 
 namespace pcieval {

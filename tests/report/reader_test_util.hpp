@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "report/results_json.hpp"
 #include "report/results_reader.hpp"
+#include "report/results_writer.hpp"
 
 namespace pcieval::testing {
 

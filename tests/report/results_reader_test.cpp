@@ -16,7 +16,7 @@
 #include <random>
 
 #include "reader_test_util.hpp"
-#include "report/results_json.hpp"
+#include "report/results_writer.hpp"
 #include "report/sample_results.hpp"
 #include "report/schema_validation.hpp"
 

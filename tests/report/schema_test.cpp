@@ -9,7 +9,7 @@
 #include <ostream>
 #include <set>
 
-#include "report/results_json.hpp"
+#include "report/results_writer.hpp"
 #include "report/sample_results.hpp"
 #include "report/schema_validation.hpp"
 

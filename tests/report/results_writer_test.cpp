@@ -1,6 +1,6 @@
 // The results document's fields, on the hand-built Sapphire Rapids H100 node
 // of sample_results.hpp.
-#include "report/results_json.hpp"
+#include "report/results_writer.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

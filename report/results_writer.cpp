@@ -1,4 +1,4 @@
-#include "report/results_json.hpp"
+#include "report/results_writer.hpp"
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
