@@ -5,6 +5,7 @@
 #include <charconv>
 #include <initializer_list>
 
+#include "model/text.hpp"
 #include "report/input_file.hpp"
 #include "report/profile_json_detail.hpp"
 

@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "model/text.hpp"
 #include "report/address_tree.hpp"
 
 namespace pcieval {
