@@ -10,6 +10,7 @@
 #include "report/profile_json.hpp"
 #include "report/table.hpp"
 #include "validate/judge.hpp"
+#include "validate/link_rules.hpp"
 #include "validate/profile_lookup.hpp"
 
 namespace pcieval::app {
