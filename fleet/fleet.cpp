@@ -64,11 +64,11 @@ std::string summarize_fleet(const Fleet& fleet) {
 
 int exit_code_severity(int exit_code) {
   switch (exit_code) {
-    case kNodeExitPass:
+    case kExitPass:
       return 0;
-    case kNodeExitInconclusive:
+    case kExitInconclusive:
       return 1;
-    case kNodeExitFail:
+    case kExitFail:
       return 3;
     default:
       return 2;  // usage, or anything unknown
@@ -162,7 +162,7 @@ Fleet build_fleet(std::vector<FleetNode> nodes, std::vector<std::string> problem
   fleet.problems = std::move(problems);
   find_outliers(fleet.nodes, rule, fleet.groups, fleet.outliers);
   fleet.overall = Overall::kPass;
-  fleet.exit_code = kNodeExitPass;
+  fleet.exit_code = kExitPass;
   for (const FleetNode& node : fleet.nodes) {
     if (node.overall == Overall::kFail) {
       fleet.overall = Overall::kFail;
@@ -174,7 +174,7 @@ Fleet build_fleet(std::vector<FleetNode> nodes, std::vector<std::string> problem
   // A fleet of no node judged nothing: never a pass.
   if (fleet.nodes.empty()) {
     fleet.overall = Overall::kInconclusive;
-    fleet.exit_code = worse_exit_code(fleet.exit_code, kNodeExitInconclusive);
+    fleet.exit_code = worse_exit_code(fleet.exit_code, kExitInconclusive);
   }
   fleet.summary = summarize_fleet(fleet);
   return fleet;

@@ -24,13 +24,6 @@ namespace pcieval {
 // results_schema/pcieval-fleet.schema.json in step.
 inline constexpr const char* kFleetSchemaVersion = "1.1.0";
 
-// DESIGN.md's exit codes (model/exit_code.hpp), by the names a fleet
-// document's per-node and fleet codes are read with.
-inline constexpr int kNodeExitPass = kExitPass;
-inline constexpr int kNodeExitFail = kExitFail;
-inline constexpr int kNodeExitUsage = kExitUsage;  // the node's document could not be read or was never written
-inline constexpr int kNodeExitInconclusive = kExitInconclusive;
-
 // How bad an exit code is for the fleet: fail (1) > usage (2) > inconclusive
 // (3) > pass (0). A failing node is a known fault and outranks everything; an
 // input that could not be read outranks a node that could not judge, because
@@ -66,7 +59,7 @@ struct FleetNode {
   bool has_results = false;  // false: no readable results document (reason says why)
   std::string tool_version;  // the pcieval that judged it; empty without results
   Overall overall = Overall::kInconclusive;
-  int exit_code = kNodeExitInconclusive;
+  int exit_code = kExitInconclusive;
   std::string reason;  // one line: the document's summary, or why there is none
   std::vector<FleetVerdict> verdicts;
   std::vector<FleetGpuMeasurement> gpus;
@@ -130,7 +123,7 @@ struct Fleet {
   // The all-reduce over every GPU of every node: MPI runs only (1.1.0).
   std::optional<FleetAllReduce> allreduce;
   Overall overall = Overall::kPass;
-  int exit_code = kNodeExitPass;
+  int exit_code = kExitPass;
   std::string summary;  // one line
 };
 
@@ -140,8 +133,8 @@ struct Fleet {
 [[nodiscard]] FleetNode node_from_results(const Results& results, std::string source);
 
 // A node without a usable results document: inconclusive, exit code
-// `exit_code` (kNodeExitUsage for an unreadable file or a check that errored,
-// kNodeExitInconclusive for a rank that timed out), `reason` saying why.
+// `exit_code` (kExitUsage for an unreadable file or a check that errored,
+// kExitInconclusive for a rank that timed out), `reason` saying why.
 [[nodiscard]] FleetNode node_without_results(std::string host, std::string source, int exit_code, std::string reason);
 
 // One input of a merge: a node and when its document was written (the file's

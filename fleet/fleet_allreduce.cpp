@@ -124,7 +124,7 @@ std::string describe_fleet_allreduce(const FleetAllReduce& allreduce) {
 void attach_fleet_allreduce(Fleet& fleet, FleetAllReduce allreduce) {
   if (allreduce.status == FleetAllReduceStatus::kFailed) {
     if (fleet.overall == Overall::kPass) fleet.overall = Overall::kInconclusive;
-    fleet.exit_code = worse_exit_code(fleet.exit_code, kNodeExitInconclusive);
+    fleet.exit_code = worse_exit_code(fleet.exit_code, kExitInconclusive);
     fleet.summary += "; the fleet all-reduce failed: " + allreduce.reason;
   }
   fleet.allreduce = std::move(allreduce);

@@ -41,13 +41,13 @@ std::string plural(std::size_t count, std::string_view word) {
 
 std::string_view exit_meaning(int exit_code) {
   switch (exit_code) {
-    case kNodeExitPass:
+    case kExitPass:
       return "every node passes";
-    case kNodeExitFail:
+    case kExitFail:
       return "a node fails";
-    case kNodeExitUsage:
+    case kExitUsage:
       return "an input could not be read, or a node's check errored";
-    case kNodeExitInconclusive:
+    case kExitInconclusive:
       return "a node is inconclusive";
     default:
       return "unknown";

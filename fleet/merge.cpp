@@ -40,7 +40,7 @@ void read_one(NodeDocumentReader& reader, const std::string& path, std::size_t o
   // named by its path, and a problem line says why.
   slot.problem = read.error().message;
   slot.input.node =
-      node_without_results(path, path, kNodeExitUsage, "unreadable results document: " + read.error().message);
+      node_without_results(path, path, kExitUsage, "unreadable results document: " + read.error().message);
 }
 
 }  // namespace

@@ -88,13 +88,13 @@ Fleet two_node_fleet() {
 
 TEST(FleetAllReduceOnTheFleet, AFailedOneMakesAPassingFleetInconclusive) {
   Fleet fleet = two_node_fleet();
-  ASSERT_EQ(fleet.exit_code, kNodeExitPass);
+  ASSERT_EQ(fleet.exit_code, kExitPass);
   FleetAllReduce failed;
   failed.status = FleetAllReduceStatus::kFailed;
   failed.reason = "dgx-02: all-reduce did not complete within 60 s; communicators aborted";
   attach_fleet_allreduce(fleet, failed);
   EXPECT_EQ(fleet.overall, Overall::kInconclusive);
-  EXPECT_EQ(fleet.exit_code, kNodeExitInconclusive);
+  EXPECT_EQ(fleet.exit_code, kExitInconclusive);
   EXPECT_THAT(fleet.summary, HasSubstr("the fleet all-reduce failed: dgx-02: all-reduce did not complete"));
 }
 
@@ -104,7 +104,7 @@ TEST(FleetAllReduceOnTheFleet, MeasuredOrSkippedLeavesTheVerdictAlone) {
     FleetAllReduce entry;
     entry.status = status;
     attach_fleet_allreduce(fleet, entry);
-    EXPECT_EQ(fleet.exit_code, kNodeExitPass);
+    EXPECT_EQ(fleet.exit_code, kExitPass);
     EXPECT_EQ(fleet.overall, Overall::kPass);
     ASSERT_TRUE(fleet.allreduce.has_value());
   }

@@ -27,7 +27,7 @@ Fleet sample_fleet() {
   slow[2] = 19.9;
   std::vector<FleetNode> nodes{node_from_results(a100_node("dgx-01", a100_medians()), "r/dgx-01.json"),
                                node_from_results(a100_node("dgx-02", slow, Overall::kFail), "r/dgx-02.json"),
-                               node_without_results("r/bad.json", "r/bad.json", kNodeExitUsage, "unreadable")};
+                               node_without_results("r/bad.json", "r/bad.json", kExitUsage, "unreadable")};
   nodes[1].rank = 1;
   return build_fleet(nodes, {"r/bad.json: /host: missing", "duplicate host dgx-01: a and b; kept b (written later)"},
                      "merge", ToolInfo{"pcieval", "0.1.0"});

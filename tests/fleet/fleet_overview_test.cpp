@@ -41,7 +41,7 @@ Fleet fleet_of(std::size_t n, const std::vector<std::size_t>& failing, const std
   for (std::size_t i = 0; i < n; ++i) {
     const std::string host = host_name(i);
     if (i == unreadable) {
-      nodes.push_back(node_without_results("r/" + host + ".json", "r/" + host + ".json", kNodeExitUsage, "unreadable"));
+      nodes.push_back(node_without_results("r/" + host + ".json", "r/" + host + ".json", kExitUsage, "unreadable"));
       continue;
     }
     if (in(failing, i) || in(inconclusive, i) || in(slow, i)) {

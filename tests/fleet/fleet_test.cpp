@@ -157,14 +157,14 @@ TEST(ExitCodes, FailOutranksUsageOutranksInconclusiveOutranksPass) {
 
 TEST(BuildFleet, ExitCodeAndOverallAreTheWorstNodes) {
   std::vector<FleetNode> nodes = nodes_of({a100_node("b", a100_medians()), a100_node("a", a100_medians())});
-  nodes.push_back(node_without_results("c", "rank 2", kNodeExitInconclusive, "no results within 5 s"));
+  nodes.push_back(node_without_results("c", "rank 2", kExitInconclusive, "no results within 5 s"));
   Fleet fleet = build_fleet(nodes, {}, "mpi", {});
   EXPECT_EQ(fleet.overall, Overall::kInconclusive);
   EXPECT_EQ(fleet.exit_code, 3);
   EXPECT_EQ(fleet.nodes[0].host, "a");  // ordered by host
   EXPECT_EQ(fleet.summary, "pcieval fleet inconclusive: 3 nodes, 2 pass, 1 inconclusive (c)");
 
-  nodes.push_back(node_without_results("bad.json", "bad.json", kNodeExitUsage, "unreadable"));
+  nodes.push_back(node_without_results("bad.json", "bad.json", kExitUsage, "unreadable"));
   EXPECT_EQ(build_fleet(nodes, {}, "merge", {}).exit_code, 2);
   nodes.push_back(node_from_results(a100_node("d", a100_medians(), Overall::kFail), "d.json"));
   fleet = build_fleet(nodes, {}, "merge", {});
@@ -197,7 +197,7 @@ TEST(Deduplicate, OnATieTheLaterArgumentWinsAndResultsBeatNoResults) {
   std::vector<FleetInput> inputs;
   inputs.push_back({node_from_results(a100_node("n1", a100_medians()), "a.json"), 100.0, 0});
   inputs.push_back({node_from_results(a100_node("n1", a100_medians()), "b.json"), 100.0, 1});
-  inputs.push_back({node_without_results("n1", "c.json", kNodeExitUsage, "unreadable"), 300.0, 2});
+  inputs.push_back({node_without_results("n1", "c.json", kExitUsage, "unreadable"), 300.0, 2});
   const std::vector<FleetNode> nodes = deduplicate_hosts(inputs, problems);
   ASSERT_EQ(nodes.size(), 1u);
   EXPECT_EQ(nodes[0].source, "b.json");
@@ -219,7 +219,7 @@ TEST(FleetTable, NodesThenOutliersThenProblemsAndSummary) {
   std::vector<double> slow = a100_medians();
   slow[0] = 20.0;
   std::vector<FleetNode> nodes = nodes_of({a100_node("n1", a100_medians()), a100_node("n2", slow)});
-  nodes.push_back(node_without_results("bad.json", "bad.json", kNodeExitUsage, "unreadable results document: x"));
+  nodes.push_back(node_without_results("bad.json", "bad.json", kExitUsage, "unreadable results document: x"));
   const Fleet fleet = build_fleet(nodes, {"bad.json: /host: missing"}, "merge", {});
   const std::string table = render_fleet_table(fleet);
   EXPECT_THAT(table, HasSubstr("HOST      VERDICT       EXIT  REASON\n"));

@@ -151,7 +151,7 @@ TEST_F(MergeTest, AnyJobCountGivesTheOneJobFleet) {
   const ToolInfo tool{"pcieval", "test"};
   const std::string one_job = fleet_to_json(merge_node_documents(paths, 1, tool));
   const Fleet fleet = merge_node_documents(paths, 1, tool);
-  EXPECT_EQ(fleet.exit_code, kNodeExitFail);
+  EXPECT_EQ(fleet.exit_code, kExitFail);
   EXPECT_EQ(fleet.nodes.size(), 35u);
   EXPECT_EQ(fleet.problems.size(), 3u);
   ASSERT_EQ(fleet.outliers.size(), 2u);  // dgx-103's GPU 2, h2d and d2h
@@ -178,7 +178,7 @@ TEST_F(MergeTest, AnErrorInDocumentKNamesItWhateverTheJobCount) {
       EXPECT_EQ(input.node.source, paths[i]);
       EXPECT_EQ(input.node.has_results, i != kBad) << i;
       if (i == kBad) {
-        EXPECT_EQ(input.node.exit_code, kNodeExitUsage);
+        EXPECT_EQ(input.node.exit_code, kExitUsage);
         EXPECT_EQ(input.node.host, paths[kBad]);
       }
     }
