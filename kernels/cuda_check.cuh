@@ -1,4 +1,4 @@
-// CUDA-only helpers shared by the .cu files of kernels/: turning cudaError_t
+// CUDA-only helpers shared by the CUDA sources of kernels/: turning cudaError_t
 // into the project's Error values. Never included by a .hpp.
 #pragma once
 

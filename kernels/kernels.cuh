@@ -35,14 +35,14 @@ namespace pcieval::detail {
 // Not cudaMemcpy into a host variable: that blocks for ever on a stuck
 // device, and a copy it gave up on would land in the caller's frame; a
 // timed-out copy can only land in `readback`, which its retired device keeps.
-// `what` names the count in a timeout's message (device_pattern.cu).
+// `what` names the count in a timeout's message (device_pattern.cpp).
 [[nodiscard]] Result<std::uint64_t> read_counter(const Stream& stream, const DeviceBuffer& counter,
                                                  const PinnedHostBuffer& readback, const PollPolicy& policy,
                                                  const std::string& what);
 
 // Zeroes `counter` (a device word), counts the mismatches of `bytes` at `data`
 // on `stream`, and reads the count back through `readback` (read_counter),
-// waiting until copy_deadline_s(bytes, 0) (device_pattern.cu). The copy streams
+// waiting until copy_deadline_s(bytes, 0) (device_pattern.cpp). The copy streams
 // keep one counter and readback for every trial; count_mismatches_device
 // makes them.
 [[nodiscard]] Result<std::uint64_t> count_mismatches_with(const Stream& stream, int blocks, const std::byte* data,

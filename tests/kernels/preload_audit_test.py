@@ -17,7 +17,9 @@ import re
 import sys
 
 root = pathlib.Path(sys.argv[1]) / "kernels"
-sources = {path.name: path.read_text() for path in sorted(root.glob("*.cu"))}
+# The kernels are in .cu files; preload_kernels() is in cuda_device.cpp, plain
+# C++ against the CUDA runtime.
+sources = {path.name: path.read_text() for pattern in ("*.cu", "*.cpp") for path in sorted(root.glob(pattern))}
 
 kernels = {}  # name -> file
 for name, text in sources.items():
@@ -35,12 +37,12 @@ for name, text in sources.items():
             loaded.update(found)
 
 preload = re.search(r"Status\s+preload_kernels\s*\(\s*int\s+ordinal\s*\)\s*\{(.*?)\n\}",
-                    sources.get("cuda_device.cu", ""), re.S)
+                    sources.get("cuda_device.cpp", ""), re.S)
 failures = []
 if not kernels:
     failures.append("no __global__ function found under kernels/: the audit reads the wrong folder")
 if preload is None:
-    failures.append("preload_kernels(int ordinal) not found in kernels/cuda_device.cu")
+    failures.append("preload_kernels(int ordinal) not found in kernels/cuda_device.cpp")
 for kernel, where in sorted(kernels.items()):
     if kernel not in loaded:
         failures.append(f"{where}: kernel {kernel} is never loaded by cudaFuncGetAttributes")
