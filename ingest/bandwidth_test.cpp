@@ -67,10 +67,10 @@ struct Run {
   std::vector<int> devices;  // " Device N:" lines of the current run
 };
 
-ToolReading make_reading(const Table& table, const Run& run, std::uint64_t size_bytes, double gbps,
+ToolMeasurement make_measurement(const Table& table, const Run& run, std::uint64_t size_bytes, double gbps,
                          std::string_view source, std::size_t line) {
-  ToolReading reading;
-  Measurement& m = reading.measurement;
+  ToolMeasurement printed;
+  Measurement& m = printed.measurement;
   m.probe = probe_of(table.kind, table.memory);
   m.direction = table.kind == Kind::kHostToDevice ? Direction::kHostToDevice : Direction::kDeviceToHost;
   m.method = CopyMethod::kCopyEngine;  // cudaMemcpy(Async): the copy engines move the bytes
@@ -83,14 +83,14 @@ ToolReading make_reading(const Table& table, const Run& run, std::uint64_t size_
   if (table.devices > 1) {
     m.subject = "sum of " + std::to_string(table.devices) + " GPUs";
   } else if (run.devices.size() == 1) {
-    reading.gpu_index = run.devices.front();
+    printed.gpu_index = run.devices.front();
     m.subject = "GPU " + std::to_string(run.devices.front());
   } else {
     m.subject = "GPU ?";
   }
-  reading.source = std::string(source);
-  reading.line = line;
-  return reading;
+  printed.source = std::string(source);
+  printed.line = line;
+  return printed;
 }
 
 // "bandwidthTest-H2D-Pinned, Bandwidth = 26.8 GB/s, Time = 0.00119 s, Size =
@@ -129,7 +129,7 @@ bool read_csv_line(std::string_view t, const Run& run, ToolCapture& capture, std
     }
   }
   if (!rate || !unit || !size || *size == 0 || *rate < 0 || *rate * *unit > kMaxPlausibleGbps) return false;
-  capture.readings.push_back(make_reading(table, run, *size, *rate * *unit, capture.source, number));
+  capture.measurements.push_back(make_measurement(table, run, *size, *rate * *unit, capture.source, number));
   return true;
 }
 
@@ -189,8 +189,8 @@ Result<ToolCapture> parse_bandwidth_test(std::string_view text, std::string_view
       if (size && *size > 0 && rate && *rate >= 0 && *rate * *table->gbps_per_unit <= kMaxPlausibleGbps) {
         if (table->kind != Kind::kDeviceToDevice) {
           if (*table->gbps_per_unit != 1.0) ++mib_rows;
-          capture.readings.push_back(
-              make_reading(*table, run, *size, *rate * *table->gbps_per_unit, source, line.number));
+          capture.measurements.push_back(
+              make_measurement(*table, run, *size, *rate * *table->gbps_per_unit, source, line.number));
         }
         continue;
       }
@@ -204,7 +204,7 @@ Result<ToolCapture> parse_bandwidth_test(std::string_view text, std::string_view
     ++capture.skipped_lines;
   }
 
-  if (capture.readings.empty()) {
+  if (capture.measurements.empty()) {
     return make_error(capture.source + ": no host-to-device or device-to-host row in this bandwidthTest output");
   }
   if (mib_rows > 0) {
@@ -214,9 +214,9 @@ Result<ToolCapture> parse_bandwidth_test(std::string_view text, std::string_view
   if (device_to_device) {
     capture.notes.push_back(capture.source + ": device-to-device tables are GPU memory bandwidth, not read");
   }
-  for (const ToolReading& reading : capture.readings) {
-    if (!reading.gpu_index && reading.measurement.subject.starts_with("sum of")) {
-      capture.notes.push_back(capture.source + ":" + std::to_string(reading.line) + ": " + reading.measurement.subject +
+  for (const ToolMeasurement& printed : capture.measurements) {
+    if (!printed.gpu_index && printed.measurement.subject.starts_with("sum of")) {
+      capture.notes.push_back(capture.source + ":" + std::to_string(printed.line) + ": " + printed.measurement.subject +
                               " (--device=all): a sum of each GPU's own rate, not judged against one link");
       break;
     }

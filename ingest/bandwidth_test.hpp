@@ -12,7 +12,7 @@ namespace pcieval {
 // Reads every "Host to Device" / "Device to Host" table of one or more
 // bandwidthTest runs (quick, range and --mode=shmoo tables, PINNED and
 // PAGEABLE memory) and the --csv lines ("bandwidthTest-H2D-Pinned, Bandwidth =
-// 26.8 GB/s, ..., Size = 32000000 bytes, NumDevsUsed = 1"). One reading per
+// 26.8 GB/s, ..., Size = 32000000 bytes, NumDevsUsed = 1"). One measurement per
 // table row: probe "bandwidthtest_h2d_pinned" etc., size_bytes from the row.
 //
 // Units: cuda-samples since CUDA 10 print "Bandwidth(GB/s)", computed as
@@ -23,7 +23,7 @@ namespace pcieval {
 //
 // Each table belongs to the device of the run's " Device N: name" line. A run
 // over several devices (--device=all, "K Device(s)") prints their sum: its
-// readings have no GPU index and subject "sum of K GPUs". Device-to-device
+// measurements have no GPU index and subject "sum of K GPUs". Device-to-device
 // tables are not host-path numbers and are skipped (noted).
 //
 // Errors when the text holds no host<->device row at all.

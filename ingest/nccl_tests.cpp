@@ -158,7 +158,7 @@ bool env_disables_p2p(const nlohmann::json& document) {
 
 }  // namespace
 
-void add_all_reduce_readings(ToolCapture& capture, const std::optional<std::string>& p2p_disabled_at) {
+void add_all_reduce_measurements(ToolCapture& capture, const std::optional<std::string>& p2p_disabled_at) {
   if (capture.nccl_collective != "all_reduce") return;
   if (!capture.nccl_ranks || *capture.nccl_ranks < 2) {
     capture.notes.push_back(capture.source +
@@ -180,8 +180,8 @@ void add_all_reduce_readings(ToolCapture& capture, const std::optional<std::stri
       ++corrupted;
       continue;
     }
-    ToolReading reading;
-    Measurement& m = reading.measurement;
+    ToolMeasurement printed;
+    Measurement& m = printed.measurement;
     m.probe = std::string(p2p_disabled_at ? kNcclTestsAllReduceHostProbe : kNcclTestsAllReduceProbe);
     m.subject = std::to_string(ranks) + " GPUs";
     m.gpus = gpus;
@@ -196,9 +196,9 @@ void add_all_reduce_readings(ToolCapture& capture, const std::optional<std::stri
     m.trials_gbps = {row.busbw_gbps};
     m.stats = summarize_trials(m.trials_gbps);
     m.verified = row.wrong_elements.has_value();
-    reading.source = capture.source;
-    reading.line = row.line;
-    capture.readings.push_back(std::move(reading));
+    printed.source = capture.source;
+    printed.line = row.line;
+    capture.measurements.push_back(std::move(printed));
     ++read;
   }
   std::string note = capture.source + ": nccl-tests all_reduce busbw of the out-of-place half recorded as " +
@@ -260,7 +260,7 @@ Result<ToolCapture> parse_nccl_tests(std::string_view text, std::string_view sou
   if (capture.nccl_rows.empty()) {
     return make_error(capture.source + ": no nccl-tests result row (size, count, type, ... algbw, busbw)");
   }
-  add_all_reduce_readings(capture, p2p_disabled_at);
+  add_all_reduce_measurements(capture, p2p_disabled_at);
   return capture;
 }
 
@@ -344,7 +344,7 @@ Result<ToolCapture> parse_nccl_tests_json(std::string_view text, std::string_vie
     }
   }
   if (capture.nccl_rows.empty()) return make_error(capture.source + ": nccl-tests JSON with no result");
-  add_all_reduce_readings(capture, env_disables_p2p(document) ? std::optional(capture.source + ": env") : std::nullopt);
+  add_all_reduce_measurements(capture, env_disables_p2p(document) ? std::optional(capture.source + ": env") : std::nullopt);
   return capture;
 }
 

@@ -20,7 +20,7 @@ namespace pcieval {
 // or a timestamp column read the same. GB/s as printed (nccl-tests divides by
 // 1e9). Interleaved NCCL INFO lines and mpirun tags are skipped.
 //
-// An all_reduce capture also becomes measurements (add_all_reduce_readings).
+// An all_reduce capture also becomes measurements (add_all_reduce_measurements).
 // NCCL INFO lines are read for one thing: whether peer-to-peer was disabled.
 //
 // Errors when the text holds no result row.
@@ -38,7 +38,7 @@ namespace pcieval {
 // src/all_reduce.cu): busbw = algbw x 2(n-1)/n. REQUIRES: ranks >= 1.
 [[nodiscard]] double all_reduce_bus_factor(int ranks);
 
-// The all-reduce's numbers as measurements, one ToolReading per size of the
+// The all-reduce's numbers as measurements, one ToolMeasurement per size of the
 // out-of-place half with no wrong element: probe kNcclTestsAllReduceProbe, or
 // kNcclTestsAllReduceHostProbe when `p2p_disabled_at` says where the capture
 // shows peer-to-peer disabled ("file:line" or "file: env"), subject "<n>
@@ -50,7 +50,7 @@ namespace pcieval {
 // is never reported); rows without a data check are kept, verified false. A
 // note says which was chosen and whether P2P was shown disabled. Nothing for
 // other collectives (no Direction describes them) or an unknown rank count.
-void add_all_reduce_readings(ToolCapture& capture, const std::optional<std::string>& p2p_disabled_at);
+void add_all_reduce_measurements(ToolCapture& capture, const std::optional<std::string>& p2p_disabled_at);
 
 // A one-line summary for the evidence notes: the largest size's busbw (out
 // of place), the rows with wrong elements, and a busbw/algbw ratio that does

@@ -2,7 +2,7 @@
 // one-line description naming the matrix's axes, a header of column indices
 // and one row per source ("0     26.03     25.94"), then "SUM <test> <x>".
 // The JSON (-j) carries the same matrix as strings. Both are read into the
-// same readings.
+// same measurements.
 #include "ingest/nvbandwidth.hpp"
 
 #include <algorithm>
@@ -67,10 +67,10 @@ bool plausible_name(std::string_view name) {
   return true;
 }
 
-ToolReading make_reading(std::string_view test, const TestKind& kind, int gpu, double gbps, std::string_view source,
+ToolMeasurement make_measurement(std::string_view test, const TestKind& kind, int gpu, double gbps, std::string_view source,
                          std::size_t line, std::uint64_t size_bytes = kDefaultBufferBytes) {
-  ToolReading reading;
-  Measurement& m = reading.measurement;
+  ToolMeasurement printed;
+  Measurement& m = printed.measurement;
   m.probe = "nvbandwidth_" + std::string(test);
   m.subject = "GPU " + std::to_string(gpu);
   m.direction = kind.direction;
@@ -81,10 +81,10 @@ ToolReading make_reading(std::string_view test, const TestKind& kind, int gpu, d
   m.bytes_per_trial = size_bytes;
   m.trials_gbps = {gbps};
   m.stats = TrialStats{gbps, gbps, gbps, 0};
-  reading.gpu_index = gpu;
-  reading.source = std::string(source);
-  reading.line = line;
-  return reading;
+  printed.gpu_index = gpu;
+  printed.source = std::string(source);
+  printed.line = line;
+  return printed;
 }
 
 // Which axis of a host test's matrix is the GPU: "CPU(row) -> GPU(column)"
@@ -154,7 +154,7 @@ void note_skipped_tests(ToolCapture& capture, const std::set<std::string>& other
 }
 
 Status finish(ToolCapture& capture, std::string_view what) {
-  if (capture.readings.empty()) {
+  if (capture.measurements.empty()) {
     return make_error(capture.source + ": no host<->device result in this " + std::string(what) +
                       " (host_to_device_memcpy_ce and the like)");
   }
@@ -227,7 +227,7 @@ Result<ToolCapture> parse_nvbandwidth(std::string_view text, std::string_view so
         if (!cell.gbps) continue;
         const int gpu = *test->gpu_column ? static_cast<int>(column - 1) : static_cast<int>(row);
         if (*test->gpu_column && row != 0) continue;
-        capture.readings.push_back(make_reading(test->name, *test->kind, gpu, *cell.gbps, source, line.number));
+        capture.measurements.push_back(make_measurement(test->name, *test->kind, gpu, *cell.gbps, source, line.number));
       }
       continue;
     }
@@ -318,7 +318,7 @@ Result<ToolCapture> parse_nvbandwidth_json(std::string_view text, std::string_vi
         if (cell.bad) ++bad_cells;
         if (!cell.gbps) continue;
         const int gpu = *column ? static_cast<int>(col) : static_cast<int>(row);
-        capture.readings.push_back(make_reading(name, *kind, gpu, *cell.gbps, source, line, size_bytes));
+        capture.measurements.push_back(make_measurement(name, *kind, gpu, *cell.gbps, source, line, size_bytes));
       }
     }
   }

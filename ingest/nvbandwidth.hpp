@@ -13,7 +13,7 @@ namespace pcieval {
 //   host_to_device_memcpy_{ce,sm}, device_to_host_memcpy_{ce,sm}  -> alone
 //   *_bidirectional_memcpy_{ce,sm}                                  -> with_reverse
 //   host_to_all_memcpy_*, all_to_host_memcpy_*                      -> with_peers
-// one reading per GPU column, in GB/s as printed (nvbandwidth divides by 1e9).
+// one measurement per GPU column, in GB/s as printed (nvbandwidth divides by 1e9).
 // Device-to-device, latency and the bidirectional all-GPU tests are not
 // host-path numbers: they are skipped and named in a note. "Device N: name
 // (dddddddd:bb:dd)" lines (v0.6 and later) give each index its address.

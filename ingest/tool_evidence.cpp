@@ -11,11 +11,11 @@
 namespace pcieval {
 namespace {
 
-// The CUDA indices a capture's readings use.
+// The CUDA indices a capture's measurements use.
 std::set<int> indices_of(const ToolCapture& capture) {
   std::set<int> indices;
-  for (const ToolReading& reading : capture.readings) {
-    if (reading.gpu_index) indices.insert(*reading.gpu_index);
+  for (const ToolMeasurement& printed : capture.measurements) {
+    if (printed.gpu_index) indices.insert(*printed.gpu_index);
   }
   for (const auto& [index, name] : capture.gpu_names) indices.insert(index);
   return indices;
@@ -48,7 +48,7 @@ void add_tool_captures(Evidence& evidence, const std::vector<ToolCapture>& captu
                                " lines that are not part of the " + capture.tool + " output");
     }
     if (!capture.nccl_rows.empty()) {
-      // The all-reduce's readings name their GPUs by address or not at all
+      // The all-reduce's measurements name their GPUs by address or not at all
       // (a collective has no one CUDA index): no bus-order matching.
       evidence.notes.push_back(summarize_nccl(capture));
     } else if (capture.gpu_addresses.empty()) {
@@ -60,10 +60,10 @@ void add_tool_captures(Evidence& evidence, const std::vector<ToolCapture>& captu
                                  "model, or with CUDA_DEVICE_ORDER=PCI_BUS_ID)");
       }
     }
-    for (ToolReading& reading : capture.readings) {
+    for (ToolMeasurement& printed : capture.measurements) {
       evidence.capture_lines.push_back(
-          CaptureLine{std::nullopt, evidence.measurements.size(), reading.source, reading.line});
-      evidence.measurements.push_back(std::move(reading.measurement));
+          CaptureLine{std::nullopt, evidence.measurements.size(), printed.source, printed.line});
+      evidence.measurements.push_back(std::move(printed.measurement));
     }
   }
 }

@@ -11,9 +11,9 @@
 
 namespace pcieval {
 
-// Appends each capture's readings to evidence.measurements, the line each
+// Appends each capture's measurements to evidence.measurements, the line each
 // was read from to evidence.capture_lines, and the capture's notes to
-// evidence.notes. A reading's GPU index becomes the GPU's address when the
+// evidence.notes. A measurement's GPU index becomes the GPU's address when the
 // capture prints addresses (nvbandwidth v0.6+, nccl-tests), or, failing that,
 // when the other captures describe exactly as many NVIDIA GPUs as the tool
 // used: they are then matched in PCI bus order, which is CUDA's order on a

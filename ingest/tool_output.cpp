@@ -9,12 +9,12 @@ namespace pcieval {
 
 std::size_t assign_gpu_addresses(ToolCapture& capture, const std::map<int, PciAddress>& addresses) {
   std::size_t mapped = 0;
-  for (ToolReading& reading : capture.readings) {
-    if (!reading.gpu_index) continue;
-    const auto found = addresses.find(*reading.gpu_index);
+  for (ToolMeasurement& printed : capture.measurements) {
+    if (!printed.gpu_index) continue;
+    const auto found = addresses.find(*printed.gpu_index);
     if (found == addresses.end()) continue;
-    reading.measurement.subject = to_string(found->second);
-    reading.measurement.gpus = {found->second};
+    printed.measurement.subject = to_string(found->second);
+    printed.measurement.gpus = {found->second};
     ++mapped;
   }
   return mapped;

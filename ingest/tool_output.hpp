@@ -27,7 +27,7 @@ namespace pcieval {
 // bytes_per_trial is the same. The tool aggregated its own samples (nvbandwidth: median of its trials;
 // bandwidthTest: mean over 100 copies), so trials_gbps holds the one number
 // it printed, with cv 0: the spread is not known.
-struct ToolReading {
+struct ToolMeasurement {
   Measurement measurement;
   std::optional<int> gpu_index;  // the CUDA device index; nullopt for a sum over GPUs
   std::string source;
@@ -54,7 +54,7 @@ struct NcclRow {
 struct ToolCapture {
   std::string tool;  // "nvbandwidth", "bandwidthTest", "nccl-tests"
   std::string source;
-  std::vector<ToolReading> readings;
+  std::vector<ToolMeasurement> measurements;
   std::vector<NcclRow> nccl_rows;           // nccl-tests only
   std::string nccl_collective;              // "all_reduce" when known
   std::optional<int> nccl_ranks;            // number of "Rank" device lines / JSON devices
@@ -64,7 +64,7 @@ struct ToolCapture {
   std::size_t skipped_lines = 0;            // non-blank lines that were not part of the tool's output
 };
 
-// Sets each reading's subject and gpus from an index -> address map; readings
+// Sets each measurement's subject and gpus from an index -> address map; measurements
 // whose index is not in it keep "GPU <index>". Returns how many were mapped.
 std::size_t assign_gpu_addresses(ToolCapture& capture, const std::map<int, PciAddress>& addresses);
 

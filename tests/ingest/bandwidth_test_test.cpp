@@ -16,15 +16,15 @@ constexpr const char* kShmoo = "bwtest_shmoo_dell_a100_pcie_h2d_limited.txt";
 TEST(BandwidthTest, QuickRunsOfFourDevicesPastedTogether) {
   const auto parsed = parse_bandwidth_test(read_capture(kQuick), "bw.txt");
   ASSERT_TRUE(parsed) << parsed.error().message;
-  ASSERT_EQ(parsed->readings.size(), 8u);  // h2d and d2h per device; d2d skipped
-  const ToolReading* h2d1 = find_reading(*parsed, "bandwidthtest_h2d_pinned", "GPU 1");
+  ASSERT_EQ(parsed->measurements.size(), 8u);  // h2d and d2h per device; d2d skipped
+  const ToolMeasurement* h2d1 = find_measurement(*parsed, "bandwidthtest_h2d_pinned", "GPU 1");
   ASSERT_NE(h2d1, nullptr);
   EXPECT_DOUBLE_EQ(h2d1->measurement.stats.median_gbps, 26.8);
   EXPECT_EQ(h2d1->measurement.size_bytes, 32000000u);
   EXPECT_EQ(h2d1->measurement.method, CopyMethod::kCopyEngine);
   EXPECT_EQ(h2d1->measurement.host_memory, HostMemory::kPinned);
   EXPECT_EQ(h2d1->gpu_index, 1);
-  const ToolReading* d2h0 = find_reading(*parsed, "bandwidthtest_d2h_pinned", "GPU 0");
+  const ToolMeasurement* d2h0 = find_measurement(*parsed, "bandwidthtest_d2h_pinned", "GPU 0");
   ASSERT_NE(d2h0, nullptr);
   EXPECT_DOUBLE_EQ(d2h0->measurement.stats.median_gbps, 26.2);
   EXPECT_EQ(d2h0->measurement.direction, Direction::kDeviceToHost);
@@ -34,12 +34,12 @@ TEST(BandwidthTest, QuickRunsOfFourDevicesPastedTogether) {
 TEST(BandwidthTest, OldMegabytesAreMebibytesConvertedToGigabytes) {
   const auto parsed = parse_bandwidth_test(read_capture(kOld), "p100.txt");
   ASSERT_TRUE(parsed) << parsed.error().message;
-  ASSERT_EQ(parsed->readings.size(), 4u);
-  const ToolReading* h2d = find_reading(*parsed, "bandwidthtest_h2d_pinned", "GPU 0");
+  ASSERT_EQ(parsed->measurements.size(), 4u);
+  const ToolMeasurement* h2d = find_measurement(*parsed, "bandwidthtest_h2d_pinned", "GPU 0");
   ASSERT_NE(h2d, nullptr);
   EXPECT_NEAR(h2d->measurement.stats.median_gbps, 12150.7 * 1048576 / 1e9, 1e-9);
   EXPECT_EQ(h2d->measurement.size_bytes, 33554432u);
-  const ToolReading* pageable = find_reading(*parsed, "bandwidthtest_d2h_pageable", "GPU 0");
+  const ToolMeasurement* pageable = find_measurement(*parsed, "bandwidthtest_d2h_pageable", "GPU 0");
   ASSERT_NE(pageable, nullptr);
   EXPECT_EQ(pageable->measurement.host_memory, HostMemory::kPageable);
   bool converted = false;
@@ -47,16 +47,16 @@ TEST(BandwidthTest, OldMegabytesAreMebibytesConvertedToGigabytes) {
   EXPECT_TRUE(converted);
 }
 
-TEST(BandwidthTest, ShmooTableGivesOneReadingPerSize) {
+TEST(BandwidthTest, ShmooTableGivesOneMeasurementPerSize) {
   const auto parsed = parse_bandwidth_test(read_capture(kShmoo));
   ASSERT_TRUE(parsed) << parsed.error().message;
-  EXPECT_EQ(parsed->readings.size(), 34u);  // 17 sizes x 2 directions
+  EXPECT_EQ(parsed->measurements.size(), 34u);  // 17 sizes x 2 directions
   std::uint64_t largest = 0;
   double at_largest = 0;
-  for (const auto& reading : parsed->readings) {
-    if (reading.measurement.direction == Direction::kHostToDevice && reading.measurement.size_bytes > largest) {
-      largest = reading.measurement.size_bytes;
-      at_largest = reading.measurement.stats.median_gbps;
+  for (const auto& printed : parsed->measurements) {
+    if (printed.measurement.direction == Direction::kHostToDevice && printed.measurement.size_bytes > largest) {
+      largest = printed.measurement.size_bytes;
+      at_largest = printed.measurement.stats.median_gbps;
     }
   }
   EXPECT_EQ(largest, 64000000u);
@@ -72,11 +72,11 @@ TEST(BandwidthTest, CsvLinesAndAllDevices) {
       "bandwidthTest-D2D, Bandwidth = 239.6 GB/s, Time = 0.00013 s, Size = 32000000 bytes, NumDevsUsed = 1\n";
   const auto parsed = parse_bandwidth_test(text);
   ASSERT_TRUE(parsed) << parsed.error().message;
-  ASSERT_EQ(parsed->readings.size(), 2u);
-  EXPECT_EQ(parsed->readings[0].measurement.subject, "sum of 2 GPUs");
-  EXPECT_FALSE(parsed->readings[0].gpu_index);
-  EXPECT_EQ(parsed->readings[1].measurement.host_memory, HostMemory::kPageable);
-  EXPECT_NEAR(parsed->readings[1].measurement.stats.median_gbps, 3120.5 * 1048576 / 1e9, 1e-9);
+  ASSERT_EQ(parsed->measurements.size(), 2u);
+  EXPECT_EQ(parsed->measurements[0].measurement.subject, "sum of 2 GPUs");
+  EXPECT_FALSE(parsed->measurements[0].gpu_index);
+  EXPECT_EQ(parsed->measurements[1].measurement.host_memory, HostMemory::kPageable);
+  EXPECT_NEAR(parsed->measurements[1].measurement.stats.median_gbps, 3120.5 * 1048576 / 1e9, 1e-9);
   EXPECT_EQ(parsed->skipped_lines, 0u);
 }
 

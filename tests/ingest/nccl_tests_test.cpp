@@ -108,8 +108,8 @@ TEST(NcclTests, AllReduceWithP2pDisabledBecomesHostMeasurements) {
   const std::string text = read_capture(kPcieOnly);
   const auto parsed = parse_nccl_tests(text, "ar.txt");
   ASSERT_TRUE(parsed) << parsed.error().message;
-  ASSERT_EQ(parsed->readings.size(), 14u);  // 1 MiB .. 8 GiB, out of place only
-  const ToolReading& largest = parsed->readings.back();
+  ASSERT_EQ(parsed->measurements.size(), 14u);  // 1 MiB .. 8 GiB, out of place only
+  const ToolMeasurement& largest = parsed->measurements.back();
   const Measurement& m = largest.measurement;
   EXPECT_EQ(m.probe, kNcclTestsAllReduceHostProbe);
   EXPECT_EQ(m.subject, "8 GPUs");
@@ -138,11 +138,11 @@ TEST(NcclTests, AllReduceWithP2pDisabledBecomesHostMeasurements) {
 TEST(NcclTests, AllReduceWithoutP2pEvidenceIsThePlainProbe) {
   auto parsed = parse_nccl_tests_json(read_capture(kNvlinkJson), "ar.json");
   ASSERT_TRUE(parsed) << parsed.error().message;
-  ASSERT_EQ(parsed->readings.size(), 6u);
-  for (const ToolReading& reading : parsed->readings) {
-    EXPECT_EQ(reading.measurement.probe, kNcclTestsAllReduceProbe);
-    EXPECT_EQ(reading.measurement.subject, "2 GPUs");
-    EXPECT_EQ(reading.line, 0u);
+  ASSERT_EQ(parsed->measurements.size(), 6u);
+  for (const ToolMeasurement& printed : parsed->measurements) {
+    EXPECT_EQ(printed.measurement.probe, kNcclTestsAllReduceProbe);
+    EXPECT_EQ(printed.measurement.subject, "2 GPUs");
+    EXPECT_EQ(printed.line, 0u);
   }
   // The same document with NCCL_P2P_DISABLE=1 in its env.
   std::string text = read_capture(kNvlinkJson);
@@ -151,8 +151,8 @@ TEST(NcclTests, AllReduceWithoutP2pEvidenceIsThePlainProbe) {
   text.insert(env, "\"NCCL_P2P_DISABLE=1\", ");
   parsed = parse_nccl_tests_json(text, "ar.json");
   ASSERT_TRUE(parsed) << parsed.error().message;
-  ASSERT_FALSE(parsed->readings.empty());
-  EXPECT_EQ(parsed->readings.front().measurement.probe, kNcclTestsAllReduceHostProbe);
+  ASSERT_FALSE(parsed->measurements.empty());
+  EXPECT_EQ(parsed->measurements.front().measurement.probe, kNcclTestsAllReduceHostProbe);
 }
 
 TEST(NcclTests, CorruptedSizesAndOtherCollectivesAreNotMeasurements) {
@@ -163,14 +163,14 @@ TEST(NcclTests, CorruptedSizesAndOtherCollectivesAreNotMeasurements) {
   text.replace(row, std::string("-1   1565.5    0.67    1.17       0").size(), "-1   1565.5    0.67    1.17       3");
   auto parsed = parse_nccl_tests(text, "ar.txt");
   ASSERT_TRUE(parsed);
-  EXPECT_EQ(parsed->readings.size(), 13u);
+  EXPECT_EQ(parsed->measurements.size(), 13u);
   // A table whose collective is not named is read, not measured.
   const auto old = parse_nccl_tests(
       "#       size         count      type   redop     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong\n"
       "    33554432       8388608     float     sum    1047.8   32.02   56.04       0   1015.2   33.05   57.84       "
       "0\n");
   ASSERT_TRUE(old);
-  EXPECT_TRUE(old->readings.empty());
+  EXPECT_TRUE(old->measurements.empty());
 }
 
 TEST(NcclTests, AHeaderThatNamesTimeLastNeedsRowsThatReachIt) {

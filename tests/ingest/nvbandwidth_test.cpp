@@ -1,5 +1,5 @@
 // nvbandwidth text and -j JSON: each host<->device matrix cell becomes one
-// reading with what it stands for (direction, method, aggregation).
+// measurement with what it stands for (direction, method, aggregation).
 #include "ingest/nvbandwidth.hpp"
 
 #include <gtest/gtest.h>
@@ -16,12 +16,12 @@ TEST(Nvbandwidth, TextReadsEveryHostTestPerGpuWithAddresses) {
   const auto parsed = parse_nvbandwidth(read_capture(kH100Text), "h100.txt");
   ASSERT_TRUE(parsed) << parsed.error().message;
   // 8 GPUs x (h2d ce, d2h ce, h2d bidirectional ce, h2d sm); D2D is not read.
-  EXPECT_EQ(parsed->readings.size(), 32u);
+  EXPECT_EQ(parsed->measurements.size(), 32u);
   ASSERT_EQ(parsed->gpu_addresses.size(), 8u);
   EXPECT_EQ(to_string(parsed->gpu_addresses.at(5)), "0000:ab:00.0");
   EXPECT_EQ(parsed->gpu_names.at(0), "NVIDIA H100 80GB HBM3");
 
-  const ToolReading* h2d = find_reading(*parsed, "nvbandwidth_host_to_device_memcpy_ce", "0000:ab:00.0");
+  const ToolMeasurement* h2d = find_measurement(*parsed, "nvbandwidth_host_to_device_memcpy_ce", "0000:ab:00.0");
   ASSERT_NE(h2d, nullptr);
   EXPECT_DOUBLE_EQ(h2d->measurement.stats.median_gbps, 55.33);
   EXPECT_EQ(h2d->measurement.direction, Direction::kHostToDevice);
@@ -32,16 +32,16 @@ TEST(Nvbandwidth, TextReadsEveryHostTestPerGpuWithAddresses) {
   EXPECT_EQ(h2d->source, "h100.txt");
   EXPECT_EQ(h2d->line, 25u);  // the matrix row
 
-  const ToolReading* d2h = find_reading(*parsed, "nvbandwidth_device_to_host_memcpy_ce", "0000:18:00.0");
+  const ToolMeasurement* d2h = find_measurement(*parsed, "nvbandwidth_device_to_host_memcpy_ce", "0000:18:00.0");
   ASSERT_NE(d2h, nullptr);
   EXPECT_EQ(d2h->measurement.direction, Direction::kDeviceToHost);
   EXPECT_DOUBLE_EQ(d2h->measurement.stats.median_gbps, 55.24);
 
-  const ToolReading* bidir =
-      find_reading(*parsed, "nvbandwidth_host_to_device_bidirectional_memcpy_ce", "0000:db:00.0");
+  const ToolMeasurement* bidir =
+      find_measurement(*parsed, "nvbandwidth_host_to_device_bidirectional_memcpy_ce", "0000:db:00.0");
   ASSERT_NE(bidir, nullptr);
   EXPECT_EQ(bidir->measurement.aggregation, Aggregation::kWithReverse);
-  const ToolReading* sm = find_reading(*parsed, "nvbandwidth_host_to_device_memcpy_sm", "0000:3a:00.0");
+  const ToolMeasurement* sm = find_measurement(*parsed, "nvbandwidth_host_to_device_memcpy_sm", "0000:3a:00.0");
   ASSERT_NE(sm, nullptr);
   EXPECT_EQ(sm->measurement.method, CopyMethod::kSmKernel);
   EXPECT_DOUBLE_EQ(sm->measurement.stats.median_gbps, 35.39);
@@ -61,9 +61,9 @@ TEST(Nvbandwidth, OldTextWithoutAddressesKeepsGpuIndex) {
       "SUM host_to_device_memcpy_ce 25.17\n";
   const auto parsed = parse_nvbandwidth(text);
   ASSERT_TRUE(parsed);
-  ASSERT_EQ(parsed->readings.size(), 1u);
-  EXPECT_EQ(parsed->readings[0].measurement.subject, "GPU 0");
-  EXPECT_TRUE(parsed->readings[0].measurement.gpus.empty());
+  ASSERT_EQ(parsed->measurements.size(), 1u);
+  EXPECT_EQ(parsed->measurements[0].measurement.subject, "GPU 0");
+  EXPECT_TRUE(parsed->measurements[0].measurement.gpus.empty());
   EXPECT_TRUE(parsed->gpu_addresses.empty());
 }
 
@@ -73,12 +73,12 @@ TEST(Nvbandwidth, NotApplicableCellsAndWaivedTests) {
       "           0         1\n 0     N/A     12.36\n\nRunning device_to_host_memcpy_sm.\nWaived: \n";
   const auto parsed = parse_nvbandwidth(text);
   ASSERT_TRUE(parsed);
-  ASSERT_EQ(parsed->readings.size(), 1u);
-  EXPECT_EQ(parsed->readings[0].measurement.subject, "GPU 1");
+  ASSERT_EQ(parsed->measurements.size(), 1u);
+  EXPECT_EQ(parsed->measurements[0].measurement.subject, "GPU 1");
   bool waived = false;
   for (const auto& note : parsed->notes) waived |= note.find(":7: device_to_host_memcpy_sm") != std::string::npos;
   EXPECT_TRUE(waived);
-  EXPECT_EQ(parsed->readings[0].measurement.size_bytes, 512u << 20);  // nvbandwidth's default, noted
+  EXPECT_EQ(parsed->measurements[0].measurement.size_bytes, 512u << 20);  // nvbandwidth's default, noted
 }
 
 TEST(Nvbandwidth, NoHostResultIsAnError) {
@@ -93,8 +93,8 @@ TEST(Nvbandwidth, NoHostResultIsAnError) {
 TEST(Nvbandwidth, JsonReadsTheSameTests) {
   const auto parsed = parse_nvbandwidth_json(read_capture(kRtx4090Json), "4090.json");
   ASSERT_TRUE(parsed) << parsed.error().message;
-  EXPECT_EQ(parsed->readings.size(), 24u);  // h2d, d2h, h2d bidirectional x 8
-  const ToolReading* gpu5 = find_reading(*parsed, "nvbandwidth_host_to_device_memcpy_ce", "GPU 5");
+  EXPECT_EQ(parsed->measurements.size(), 24u);  // h2d, d2h, h2d bidirectional x 8
+  const ToolMeasurement* gpu5 = find_measurement(*parsed, "nvbandwidth_host_to_device_memcpy_ce", "GPU 5");
   ASSERT_NE(gpu5, nullptr);
   EXPECT_DOUBLE_EQ(gpu5->measurement.stats.median_gbps, 12.71);
   EXPECT_GT(gpu5->line, 1u);  // where the test's name is in the file
@@ -109,8 +109,8 @@ TEST(Nvbandwidth, JsonNumbersAndBadCells) {
           "bandwidth_description": "memcpy CE CPU(row) <- GPU(column) bandwidth (GB/s)",
           "bandwidth_matrix": [[26.5, "N/A", "foo", -3, null, "1e300"]]}]}})json");
   ASSERT_TRUE(parsed);
-  ASSERT_EQ(parsed->readings.size(), 1u);
-  EXPECT_EQ(parsed->readings[0].measurement.direction, Direction::kDeviceToHost);
+  ASSERT_EQ(parsed->measurements.size(), 1u);
+  EXPECT_EQ(parsed->measurements[0].measurement.direction, Direction::kDeviceToHost);
   ASSERT_FALSE(parsed->notes.empty());
   EXPECT_NE(parsed->notes[0].find("3 matrix cells"), std::string::npos);
 }

@@ -1,5 +1,5 @@
 // Helpers shared by the bandwidth-tool parser tests (nvbandwidth,
-// bandwidthTest, nccl-tests): finding a reading, and the robustness sweep
+// bandwidthTest, nccl-tests): finding a measurement, and the robustness sweep
 // every parser must survive.
 #pragma once
 
@@ -16,10 +16,10 @@
 
 namespace pcieval::testing {
 
-inline const ToolReading* find_reading(const ToolCapture& capture, const std::string& probe,
+inline const ToolMeasurement* find_measurement(const ToolCapture& capture, const std::string& probe,
                                        const std::string& subject) {
-  for (const ToolReading& reading : capture.readings) {
-    if (reading.measurement.probe == probe && reading.measurement.subject == subject) return &reading;
+  for (const ToolMeasurement& printed : capture.measurements) {
+    if (printed.measurement.probe == probe && printed.measurement.subject == subject) return &printed;
   }
   return nullptr;
 }
@@ -44,9 +44,9 @@ inline void expect_robust(const ToolParser& parse, const std::string& original) 
       return;
     }
     for (const auto& note : parsed->notes) EXPECT_TRUE(printable_text(note)) << what << ": " << note;
-    for (const auto& reading : parsed->readings) {
-      EXPECT_TRUE(printable_text(reading.measurement.subject)) << what;
-      EXPECT_GE(reading.measurement.stats.median_gbps, 0) << what;
+    for (const auto& printed : parsed->measurements) {
+      EXPECT_TRUE(printable_text(printed.measurement.subject)) << what;
+      EXPECT_GE(printed.measurement.stats.median_gbps, 0) << what;
     }
   };
   for (std::size_t size = 0; size <= original.size(); size += 1 + original.size() / 300) {
