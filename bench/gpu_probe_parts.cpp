@@ -43,14 +43,14 @@ void keep_until_exit(NumaBuffer buffer) {
 
 std::string gpu_error(const GpuTarget& gpu, const std::string& message) { return "GPU " + gpu.name + ": " + message; }
 
-void add_gpu_fault(ProbeOutput& output, const GpuTarget& gpu, std::string error) {
+void add_gpu_fault(ProbeMeasurements& output, const GpuTarget& gpu, std::string error) {
   // Marked retired (gpu_unresponsive) only when work of the GPU hung; a GPU
   // retired because host work for it was slow (pinning) is not judged.
   const bool retired = gpu.ordinal >= 0 && cuda_device_hung(gpu.ordinal);
   output.gpu_faults.push_back({gpu.address, std::move(error), retired});
 }
 
-void add_group_failure(ProbeOutput& output, const std::vector<GpuTarget>& gpus, const std::string& what,
+void add_group_failure(ProbeMeasurements& output, const std::vector<GpuTarget>& gpus, const std::string& what,
                        const std::string& message) {
   bool any_retired = false;
   for (const GpuTarget& gpu : gpus) {
@@ -71,7 +71,7 @@ std::optional<int> numa_node_of(const DeviceRecord& gpu) {
 // The CUDA ordinal of each GPU. A GPU of the evidence that CUDA does not see
 // (CUDA_VISIBLE_DEVICES, a broken device) is an error naming it, never a
 // silent omission.
-std::vector<GpuTarget> resolve(const std::vector<const DeviceRecord*>& gpus, ProbeOutput& output) {
+std::vector<GpuTarget> resolve(const std::vector<const DeviceRecord*>& gpus, ProbeMeasurements& output) {
   std::vector<GpuTarget> targets;
   for (const DeviceRecord* gpu : gpus) {
     GpuTarget target{gpu->function.bdf, to_string(gpu->function.bdf), -1, numa_node_of(*gpu)};
@@ -94,7 +94,7 @@ std::vector<GpuTarget> resolve(const std::vector<const DeviceRecord*>& gpus, Pro
 
 // The GPU's own node. Unknown on a one-node machine is still local; unknown
 // on several nodes uses the first node and says so.
-Placement local_placement(const ProbeContext& context, const GpuTarget& gpu, ProbeOutput& output) {
+Placement local_placement(const ProbeContext& context, const GpuTarget& gpu, ProbeMeasurements& output) {
   if (gpu.local_node) return {*gpu.local_node, true};
   const std::vector<int> nodes = numa_nodes(*context.topology);
   const int first = nodes.empty() ? 0 : nodes.front();
@@ -199,7 +199,7 @@ Measurement stream_measurement(std::string_view probe, const GpuTarget& gpu, con
                               std::move(trials_gbps));
 }
 
-std::optional<Latch> gpu_latch(const ProbeContext& context, const GpuTarget& gpu, ProbeOutput& output) {
+std::optional<Latch> gpu_latch(const ProbeContext& context, const GpuTarget& gpu, ProbeMeasurements& output) {
   auto latch = Latch::create(gpu.ordinal, context.config.latch_timeout_s);
   if (!latch) {
     add_gpu_fault(output, gpu, latch.error().message);

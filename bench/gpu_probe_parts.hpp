@@ -97,20 +97,20 @@ struct StreamSetup {
 void keep_until_exit(NumaBuffer buffer);
 
 [[nodiscard]] std::string gpu_error(const GpuTarget& gpu, const std::string& message);
-// Records that `gpu` could not be measured (ProbeOutput::gpu_faults), marked
+// Records that `gpu` could not be measured (ProbeMeasurements::gpu_faults), marked
 // retired when its device hung (work of the GPU timed out, now or earlier);
 // not when it was retired for slow host work (cuda_device_hung).
-void add_gpu_fault(ProbeOutput& output, const GpuTarget& gpu, std::string error);
+void add_gpu_fault(ProbeMeasurements& output, const GpuTarget& gpu, std::string error);
 // A failure of several GPUs copying together (`what`: "all GPUs h2d (...)").
 // The trial stops at the first stream that misses its deadline and retires
 // that stream's GPU, so each GPU retired now is a fault of its own, the hang
 // named; when none was, the failure is the group's: one error.
 // REQUIRES: no GPU of `gpus` was retired before the attempt.
-void add_group_failure(ProbeOutput& output, const std::vector<GpuTarget>& gpus, const std::string& what,
+void add_group_failure(ProbeMeasurements& output, const std::vector<GpuTarget>& gpus, const std::string& what,
                        const std::string& message);
 [[nodiscard]] std::optional<int> numa_node_of(const DeviceRecord& gpu);
-[[nodiscard]] std::vector<GpuTarget> resolve(const std::vector<const DeviceRecord*>& gpus, ProbeOutput& output);
-[[nodiscard]] Placement local_placement(const ProbeContext& context, const GpuTarget& gpu, ProbeOutput& output);
+[[nodiscard]] std::vector<GpuTarget> resolve(const std::vector<const DeviceRecord*>& gpus, ProbeMeasurements& output);
+[[nodiscard]] Placement local_placement(const ProbeContext& context, const GpuTarget& gpu, ProbeMeasurements& output);
 [[nodiscard]] Result<Placement> remote_placement(const ProbeContext& context, const GpuTarget& gpu);
 [[nodiscard]] std::uint32_t stream_seed(int ordinal, Direction direction, CopyMethod method);
 [[nodiscard]] Result<StreamRates> time_streams(const ProbeContext& context, std::span<CopyStream* const> streams,
@@ -123,7 +123,7 @@ void add_group_failure(ProbeOutput& output, const std::vector<GpuTarget>& gpus, 
                                              Aggregation aggregation, std::vector<double> trials_gbps);
 // The latch every trial of `gpu` queues behind; nullopt, with the GPU's
 // fault recorded, when it cannot be created.
-[[nodiscard]] std::optional<Latch> gpu_latch(const ProbeContext& context, const GpuTarget& gpu, ProbeOutput& output);
+[[nodiscard]] std::optional<Latch> gpu_latch(const ProbeContext& context, const GpuTarget& gpu, ProbeMeasurements& output);
 [[nodiscard]] Result<StreamSetup> set_up_stream(const ProbeContext& context, const GpuTarget& gpu, Direction direction,
                                                 CopyMethod method, Placement placement, std::uint64_t bytes);
 [[nodiscard]] std::optional<int> common_node(const std::vector<StreamSetup>& setups);

@@ -3,8 +3,8 @@
 // size, and with the host buffer on the wrong NUMA node. Every number comes
 // from run_trials over latched, event-timed, verified trials (kernels/).
 //
-// Failures are faults of the GPU (ProbeOutput::gpu_faults) or errors naming
-// the group (ProbeOutput::errors), and the other GPUs are still measured: a
+// Failures are faults of the GPU (ProbeMeasurements::gpu_faults) or errors naming
+// the group (ProbeMeasurements::errors), and the other GPUs are still measured: a
 // CUDA error, data that did not verify, a latch timeout, and work that missed
 // its deadline alike. A GPU whose work missed its deadline is retired
 // (kernels/retired_devices.hpp): its fault says so, and the later probes of
@@ -99,8 +99,8 @@ class GpuProbe : public Probe {
     return std::nullopt;
   }
 
-  [[nodiscard]] ProbeOutput run(const ProbeContext& context) const override {
-    ProbeOutput output;
+  [[nodiscard]] ProbeMeasurements run(const ProbeContext& context) const override {
+    ProbeMeasurements output;
     if (auto size = check_size(context.config); !size) {
       output.errors.push_back(size.error().message);
       return output;
@@ -131,7 +131,7 @@ class GpuProbe : public Probe {
   [[nodiscard]] virtual bool latched() const { return true; }
   // REQUIRES: !targets.empty(); every target's ordinal resolved.
   virtual void run_on(const ProbeContext& context, const std::vector<GpuTarget>& targets,
-                      ProbeOutput& output) const = 0;
+                      ProbeMeasurements& output) const = 0;
 
  private:
   std::string_view key_;
@@ -149,14 +149,14 @@ class PerGpuProbe : public GpuProbe {
   // Where `gpu`'s host buffers go: its own node by default. nullopt leaves
   // the GPU out, with the reason already in `output`.
   [[nodiscard]] virtual std::optional<Placement> placement_of(const ProbeContext& context, const GpuTarget& gpu,
-                                                              ProbeOutput& output) const {
+                                                              ProbeMeasurements& output) const {
     return local_placement(context, gpu, output);
   }
   virtual void run_gpu(const ProbeContext& context, const GpuTarget& gpu, const Placement& placement, Latch& latch,
-                       ProbeOutput& output) const = 0;
+                       ProbeMeasurements& output) const = 0;
 
  private:
-  void run_on(const ProbeContext& context, const std::vector<GpuTarget>& targets, ProbeOutput& output) const final {
+  void run_on(const ProbeContext& context, const std::vector<GpuTarget>& targets, ProbeMeasurements& output) const final {
     for (const GpuTarget& gpu : targets) {
       const std::optional<Placement> placement = placement_of(context, gpu, output);
       if (!placement) continue;
@@ -190,7 +190,7 @@ class SingleGpuProbe final : public PerGpuProbe {
   }
 
   [[nodiscard]] std::optional<Placement> placement_of(const ProbeContext& context, const GpuTarget& gpu,
-                                                      ProbeOutput& output) const override {
+                                                      ProbeMeasurements& output) const override {
     if (where_ == Where::kLocal) return local_placement(context, gpu, output);
     if (!gpu.local_node) {
       // Another GPU's node is known (or the probe would be skipped): this
@@ -209,7 +209,7 @@ class SingleGpuProbe final : public PerGpuProbe {
   }
 
   void run_gpu(const ProbeContext& context, const GpuTarget& gpu, const Placement& placement, Latch& latch,
-               ProbeOutput& output) const override {
+               ProbeMeasurements& output) const override {
     for (Direction direction : directions_) {
       auto setup = set_up_stream(context, gpu, direction, method_, placement, context.config.size_bytes);
       if (!setup) {
@@ -240,7 +240,7 @@ class BidirectionalProbe final : public PerGpuProbe {
 
  protected:
   void run_gpu(const ProbeContext& context, const GpuTarget& gpu, const Placement& placement, Latch& latch,
-               ProbeOutput& output) const override {
+               ProbeMeasurements& output) const override {
     std::vector<StreamSetup> setups;
     for (Direction direction : kBothDirections) {
       auto setup =
@@ -279,7 +279,7 @@ class PageableProbe final : public GpuProbe {
   // No latch, no registration: the driver stages through its own buffers.
   [[nodiscard]] bool latched() const override { return false; }
 
-  void run_on(const ProbeContext& context, const std::vector<GpuTarget>& targets, ProbeOutput& output) const override {
+  void run_on(const ProbeContext& context, const std::vector<GpuTarget>& targets, ProbeMeasurements& output) const override {
     for (const GpuTarget& gpu : targets) {
       Placement placement = local_placement(context, gpu, output);
       const std::uint64_t size_bytes = std::min(context.config.size_bytes, kPageableMaxBytes);
@@ -330,7 +330,7 @@ class PageableProbe final : public GpuProbe {
 // Several GPUs copying the same way at once, behind one latch.
 Result<StreamRates> run_together(const ProbeContext& context, const std::vector<GpuTarget>& gpus, Direction direction,
                                  std::vector<StreamSetup>& setups, std::vector<GpuTarget>& copied,
-                                 ProbeOutput& output) {
+                                 ProbeMeasurements& output) {
   for (const GpuTarget& gpu : gpus) {
     auto setup = set_up_stream(context, gpu, direction, CopyMethod::kCopyEngine, local_placement(context, gpu, output),
                                context.config.size_bytes);
@@ -368,7 +368,7 @@ class AllGpusProbe final : public GpuProbe {
   using GpuProbe::GpuProbe;
 
  protected:
-  void run_on(const ProbeContext& context, const std::vector<GpuTarget>& targets, ProbeOutput& output) const override {
+  void run_on(const ProbeContext& context, const std::vector<GpuTarget>& targets, ProbeMeasurements& output) const override {
     for (Direction direction : kBothDirections) {
       std::vector<StreamSetup> setups;
       std::vector<GpuTarget> copied;
@@ -410,7 +410,7 @@ class GroupProbe final : public GpuProbe {
     return std::nullopt;
   }
 
-  void run_on(const ProbeContext& context, const std::vector<GpuTarget>& targets, ProbeOutput& output) const override {
+  void run_on(const ProbeContext& context, const std::vector<GpuTarget>& targets, ProbeMeasurements& output) const override {
     for (const GpuGroup& group : shared_uplink_groups(context.evidence)) {
       // GPUs CUDA could not resolve were reported by resolve(); a group is
       // measured with the members that remain, if two or more do.
@@ -463,7 +463,7 @@ class SweepProbe final : public PerGpuProbe {
 
  protected:
   void run_gpu(const ProbeContext& context, const GpuTarget& gpu, const Placement& placement, Latch& latch,
-               ProbeOutput& output) const override {
+               ProbeMeasurements& output) const override {
     for (Direction direction : kBothDirections) {
       // One buffer of the largest size serves every size: registering
       // pins every page, which is slow, so it is done once.

@@ -47,8 +47,8 @@ class HostCeilingProbe final : public Probe {
     return std::nullopt;
   }
 
-  [[nodiscard]] ProbeOutput run(const ProbeContext& context) const override {
-    ProbeOutput output;
+  [[nodiscard]] ProbeMeasurements run(const ProbeContext& context) const override {
+    ProbeMeasurements output;
     const HwlocTopology& topology = *context.topology;
     const std::vector<int> machine_nodes = numa_nodes(topology);
     for (int node : host_ceiling_nodes(context.evidence, machine_nodes)) {

@@ -21,17 +21,17 @@ bool round_starts(const ProbeOptions& options, int index, double elapsed_s) {
 }
 
 bool merge_round(Evidence& evidence, RoundOutcome round) {
-  const bool complete = !round.output.interrupted;
+  const bool complete = !round.probes.interrupted;
   if (complete || !evidence.soak) {
     // evidence.gpus_under_load stays as discovery left it: the validator
     // takes each GPU's loaded state from its own samples.
     evidence.link_samples.insert(evidence.link_samples.end(), round.samples.begin(), round.samples.end());
   }
   if (round.index == 1 && (complete || !evidence.soak)) {
-    evidence.probes = round.output.runs;
-    evidence.measurements = round.output.measurements;
+    evidence.probes = round.probes.runs;
+    evidence.measurements = round.probes.measurements;
   } else if (complete) {
-    for (ProbeRun& run : round.output.runs) {
+    for (ProbeRun& run : round.probes.runs) {
       if (run.status != ProbeStatus::kFailed) continue;
       const auto kept = std::find_if(evidence.probes.begin(), evidence.probes.end(),
                                      [&](const ProbeRun& p) { return p.key == run.key; });
@@ -45,7 +45,7 @@ bool merge_round(Evidence& evidence, RoundOutcome round) {
   }
   if (!complete) return false;
   if (evidence.soak) {
-    SoakRound kept{round.index, round.start_s, round.end_s, std::move(round.output.measurements), {}};
+    SoakRound kept{round.index, round.start_s, round.end_s, std::move(round.probes.measurements), {}};
     for (CounterDelta& delta : round.counters) {
       if (delta.after > delta.before) kept.counters.push_back(std::move(delta));
     }

@@ -127,12 +127,12 @@ void measure_machine(Evidence& evidence, const ProbeOptions& options, const Meas
       // status line cleared) before the table is printed.
       std::optional<ProgressReporter> reporter;
       if (progress) reporter.emplace(*hooks.progress, hooks.progress_style);
-      round.output = run_probes(registry, context, reporter ? &*reporter : nullptr);
+      round.probes = run_probes(registry, context, reporter ? &*reporter : nullptr);
     }
     if (sampler.running()) round.samples = compact_link_samples(sampler.stop());
     for (LinkSample& sample : round.samples) sample.t_s += round.start_s;
     round.end_s = elapsed_s();
-    if (evidence.soak && !round.output.interrupted)
+    if (evidence.soak && !round.probes.interrupted)
       round.counters = counter_deltas(round_counters_before, read_counters());
     const double end_s = round.end_s;
     if (!merge_round(evidence, std::move(round))) {

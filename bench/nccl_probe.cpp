@@ -51,7 +51,7 @@ class NcclAllReduceProbe final : public Probe {
     return std::nullopt;
   }
 
-  [[nodiscard]] ProbeOutput run(const ProbeContext& context) const override;
+  [[nodiscard]] ProbeMeasurements run(const ProbeContext& context) const override;
 
  private:
   // Ascending sweep sizes (--full), then the verdict size.
@@ -92,8 +92,8 @@ std::vector<std::uint64_t> NcclAllReduceProbe::sizes(const RunConfig& config) {
   return sizes;
 }
 
-ProbeOutput NcclAllReduceProbe::run(const ProbeContext& context) const {
-  ProbeOutput output;
+ProbeMeasurements NcclAllReduceProbe::run(const ProbeContext& context) const {
+  ProbeMeasurements output;
   const RunConfig& config = context.config;
   if (mode_ == Mode::kHostPath && !nccl_session::host_path_environment_prepared()) {
     // Setting the variables now would race with the threads reading the

@@ -92,13 +92,15 @@ struct ProbeContext {
   std::optional<bool> confidential_computing = std::nullopt;
 };
 
-// What one run of one probe produced. A subject that could not be measured
+// What one run of one probe produced (Probe::run); run_probes turns it into
+// the probe's ProbeRun (model/measurement.hpp: status, reason, faults) and
+// keeps its measurements. A subject that could not be measured
 // (its data did not verify, a CUDA call failed) is an error naming it; the
 // other subjects' measurements are kept. An error that belongs to one GPU
 // goes to gpu_faults, not to errors, so that the GPU gets a verdict of its
 // own; errors holds the rest (a group of GPUs, a bad setting). The engine
 // writes both into the ProbeRun's reason.
-struct ProbeOutput {
+struct ProbeMeasurements {
   std::vector<Measurement> measurements;
   std::vector<std::string> errors;
   std::vector<std::string> warnings;
@@ -121,7 +123,7 @@ class Probe {
   // nullopt when the probe applies here; otherwise why it is skipped.
   [[nodiscard]] virtual std::optional<std::string> skip_reason(const ProbeContext& context) const = 0;
   // REQUIRES: !skip_reason(context). Prints nothing.
-  [[nodiscard]] virtual ProbeOutput run(const ProbeContext& context) const = 0;
+  [[nodiscard]] virtual ProbeMeasurements run(const ProbeContext& context) const = 0;
   // What progress output names while it runs; by default the GPUs of the
   // evidence ("0000:17:00.0", "8 GPUs").
   [[nodiscard]] virtual std::string progress_subject(const ProbeContext& context) const;
@@ -136,9 +138,10 @@ using ProbeRegistry = std::vector<std::unique_ptr<Probe>>;
 // Built with or without CUDA; without it each one skips with that reason.
 void add_gpu_probes(ProbeRegistry& registry);
 
-// What run_probes returns: each probe's outcome, in registry order, and the
-// measurements of every probe that ran.
-struct EngineOutput {
+// What run_probes returns, once per round of a measure run (one round for a
+// plain check, measure_rounds.hpp): each probe's ProbeRun, in registry order,
+// and the ProbeMeasurements' measurements of every probe that ran.
+struct RoundMeasurements {
   std::vector<ProbeRun> runs;
   std::vector<Measurement> measurements;
   // A stop request skipped at least one probe that would have run.
@@ -148,7 +151,7 @@ struct EngineOutput {
 // records each one's outcome (a probe outside the mode is skipped with
 // "--full only"). An observer, when given, is told as each probe that runs
 // starts and ends (on this thread); the engine itself prints nothing.
-[[nodiscard]] EngineOutput run_probes(const ProbeRegistry& registry, const ProbeContext& context,
+[[nodiscard]] RoundMeasurements run_probes(const ProbeRegistry& registry, const ProbeContext& context,
                                       ProbeObserver* observer = nullptr);
 
 }  // namespace pcieval

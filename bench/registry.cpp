@@ -41,7 +41,7 @@ std::string Probe::progress_subject(const ProbeContext& context) const {
   return std::to_string(gpus.size()) + " GPUs";
 }
 
-EngineOutput run_probes(const ProbeRegistry& registry, const ProbeContext& context, ProbeObserver* observer) {
+RoundMeasurements run_probes(const ProbeRegistry& registry, const ProbeContext& context, ProbeObserver* observer) {
   // Every skip is decided first, so progress can say "probe 2 of 5" and
   // estimate what is left from the probes that will actually run.
   std::vector<std::optional<std::string>> skipped;
@@ -56,7 +56,7 @@ EngineOutput run_probes(const ProbeRegistry& registry, const ProbeContext& conte
     if (!skipped.back()) ++to_run;
   }
 
-  EngineOutput output;
+  RoundMeasurements output;
   std::size_t index = 0;
   for (std::size_t i = 0; i < registry.size(); ++i) {
     const Probe& probe = *registry[i];
@@ -76,7 +76,7 @@ EngineOutput run_probes(const ProbeRegistry& registry, const ProbeContext& conte
                          to_run};
     if (observer != nullptr) observer->probe_started(step);
     const auto started = std::chrono::steady_clock::now();
-    ProbeOutput result = probe.run(context);
+    ProbeMeasurements result = probe.run(context);
     run.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     // A probe that measured nothing and gave no error has failed just the same:
     // an empty result must not read as a pass.

@@ -92,7 +92,7 @@ TEST_F(LiveTopology, TheProbeMeasuresEveryNodeWhenThereIsNoGpu) {
   const ProbeContext context{evidence, config, &*topology_, &load};
   auto probe = make_host_ceiling_probe();
   ASSERT_EQ(probe->skip_reason(context), std::nullopt);
-  const ProbeOutput output = probe->run(context);
+  const ProbeMeasurements output = probe->run(context);
   ASSERT_TRUE(output.errors.empty()) << output.errors[0];
   ASSERT_EQ(output.measurements.size(), nodes_.size());
   const Measurement& m = output.measurements[0];

@@ -50,9 +50,9 @@ RoundOutcome round_of(int index, double start_s, std::vector<ProbeRun> runs, boo
   round.index = index;
   round.start_s = start_s;
   round.end_s = start_s + 1;
-  round.output.runs = std::move(runs);
-  round.output.measurements = {measured("h2d_ce", 20.0 + index)};
-  round.output.interrupted = interrupted;
+  round.probes.runs = std::move(runs);
+  round.probes.measurements = {measured("h2d_ce", 20.0 + index)};
+  round.probes.interrupted = interrupted;
   round.samples = {sample(start_s + 0.5)};
   return round;
 }

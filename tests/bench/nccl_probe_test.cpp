@@ -57,7 +57,7 @@ TEST(NcclProbe, TheHostPathNeedsItsEnvironmentSetBeforeTheRun) {
   const ProbeContext context{evidence, config};
   const std::string p2p_before = std::getenv("NCCL_P2P_DISABLE") != nullptr ? std::getenv("NCCL_P2P_DISABLE") : "";
 
-  const ProbeOutput refused = registry[0]->run(context);
+  const ProbeMeasurements refused = registry[0]->run(context);
   ASSERT_EQ(refused.errors.size(), 1U);
   EXPECT_NE(refused.errors[0].find("were not set before the run's threads started"), std::string::npos)
       << refused.errors[0];
@@ -69,7 +69,7 @@ TEST(NcclProbe, TheHostPathNeedsItsEnvironmentSetBeforeTheRun) {
   EXPECT_STREQ(std::getenv("NCCL_P2P_DISABLE"), "1");
   EXPECT_STREQ(std::getenv("NCCL_NVLS_ENABLE"), "0");
   EXPECT_STREQ(std::getenv("NCCL_SHM_DISABLE"), "0");
-  const ProbeOutput ran = registry[0]->run(context);
+  const ProbeMeasurements ran = registry[0]->run(context);
   for (const std::string& error : ran.errors) {
     EXPECT_EQ(error.find("were not set before the run's threads started"), std::string::npos) << error;
   }

@@ -93,8 +93,8 @@ class FakeProbe final : public Probe {
     if (applies_) return std::nullopt;
     return "does not apply";
   }
-  [[nodiscard]] ProbeOutput run(const ProbeContext& /*context*/) const override {
-    ProbeOutput output;
+  [[nodiscard]] ProbeMeasurements run(const ProbeContext& /*context*/) const override {
+    ProbeMeasurements output;
     Measurement m;
     m.probe = key_;
     m.subject = "numa0";
@@ -128,7 +128,7 @@ TEST(RunProbes, TellsTheObserverAboutEachProbeThatRunsAndNoOther) {
   const RunConfig config;
   const ProbeContext context{evidence, config};
   RecordingObserver observer;
-  const EngineOutput output = run_probes(registry, context, &observer);
+  const RoundMeasurements output = run_probes(registry, context, &observer);
   EXPECT_THAT(observer.events,
               ElementsAre("start first 0/2 0 GPUs", "end first ran", "start last 1/2 0 GPUs", "end last ran"));
   ASSERT_EQ(output.runs.size(), 3U);

@@ -14,13 +14,13 @@ namespace {
 // A probe whose every answer is set by the test.
 class FakeProbe final : public Probe {
  public:
-  FakeProbe(std::string key, bool quick, std::optional<std::string> skip, ProbeOutput output, int* runs)
+  FakeProbe(std::string key, bool quick, std::optional<std::string> skip, ProbeMeasurements output, int* runs)
       : key_(std::move(key)), quick_(quick), skip_(std::move(skip)), output_(std::move(output)), runs_(runs) {}
   [[nodiscard]] std::string_view key() const override { return key_; }
   [[nodiscard]] std::string_view description() const override { return "a test double"; }
   [[nodiscard]] bool in_quick() const override { return quick_; }
   [[nodiscard]] std::optional<std::string> skip_reason(const ProbeContext&) const override { return skip_; }
-  [[nodiscard]] ProbeOutput run(const ProbeContext&) const override {
+  [[nodiscard]] ProbeMeasurements run(const ProbeContext&) const override {
     ++*runs_;
     return output_;
   }
@@ -29,7 +29,7 @@ class FakeProbe final : public Probe {
   std::string key_;
   bool quick_;
   std::optional<std::string> skip_;
-  ProbeOutput output_;
+  ProbeMeasurements output_;
   int* runs_;
 };
 
@@ -45,12 +45,12 @@ Measurement measurement(const std::string& subject) {
 
 class RunProbesTest : public ::testing::Test {
  protected:
-  ProbeRun run_one(ProbeMode mode, bool quick, std::optional<std::string> skip, ProbeOutput output,
-                   EngineOutput* engine_out = nullptr) {
+  ProbeRun run_one(ProbeMode mode, bool quick, std::optional<std::string> skip, ProbeMeasurements output,
+                   RoundMeasurements* engine_out = nullptr) {
     ProbeRegistry registry;
     registry.push_back(std::make_unique<FakeProbe>("fake", quick, std::move(skip), std::move(output), &runs_));
     config_.mode = mode;
-    EngineOutput out = run_probes(registry, ProbeContext{evidence_, config_});
+    RoundMeasurements out = run_probes(registry, ProbeContext{evidence_, config_});
     EXPECT_EQ(out.runs.size(), 1u);
     if (engine_out) *engine_out = out;
     return out.runs.at(0);
@@ -62,7 +62,7 @@ class RunProbesTest : public ::testing::Test {
 };
 
 TEST_F(RunProbesTest, ARunWithMeasurementsAndNoErrorRan) {
-  EngineOutput out;
+  RoundMeasurements out;
   const ProbeRun run = run_one(ProbeMode::kQuick, true, std::nullopt, {{measurement("numa0")}, {}, {}}, &out);
   EXPECT_EQ(run.status, ProbeStatus::kRan);
   EXPECT_EQ(run.reason, "");
@@ -92,7 +92,7 @@ TEST_F(RunProbesTest, FullOnlyProbesRunInFullMode) {
 }
 
 TEST_F(RunProbesTest, OneSubjectsErrorFailsTheProbeButKeepsTheOthersNumbers) {
-  EngineOutput out;
+  RoundMeasurements out;
   const ProbeRun run = run_one(
       ProbeMode::kQuick, true, std::nullopt,
       {{measurement("0000:17:00.0")}, {"0000:65:00.0: 12 words wrong", "0000:ca:00.0: latch timed out"}, {"a warning"}},
@@ -106,8 +106,8 @@ TEST_F(RunProbesTest, OneSubjectsErrorFailsTheProbeButKeepsTheOthersNumbers) {
 // As the copy-engine probes record a GPU of an 8-GPU H100 node that hung in
 // h2d_ce while another GPU's copy still measured.
 TEST_F(RunProbesTest, GpuFaultsAreCopiedIntoTheRunAndNamedInItsReason) {
-  EngineOutput out;
-  ProbeOutput output;
+  RoundMeasurements out;
+  ProbeMeasurements output;
   output.measurements = {measurement("0000:18:00.0")};
   output.gpu_faults = {{parse_pci_address("0000:2a:00.0").value(),
                         "cudaMemcpyAsync h2d did not complete within 30 s on 0000:2a:00.0", true},
@@ -127,7 +127,7 @@ TEST_F(RunProbesTest, GpuFaultsAreCopiedIntoTheRunAndNamedInItsReason) {
 }
 
 TEST_F(RunProbesTest, AnErrorOfNoOneGpuBesideGpuFaultsIsNotOnlyGpuFaults) {
-  ProbeOutput output;
+  ProbeMeasurements output;
   output.errors = {"port 0000:17:00.0: fewer than two of its GPUs are usable by CUDA"};
   output.gpu_faults = {{parse_pci_address("0000:2a:00.0").value(), "CUDA device 1 is not used again", true}};
   const ProbeRun run = run_one(ProbeMode::kQuick, true, std::nullopt, output);
@@ -140,7 +140,7 @@ TEST_F(RunProbesTest, AnErrorOfNoOneGpuBesideGpuFaultsIsNotOnlyGpuFaults) {
 }
 
 TEST_F(RunProbesTest, AProbeWhoseOnlyGpuFailedHasFailedWithoutAnotherError) {
-  ProbeOutput output;
+  ProbeMeasurements output;
   output.gpu_faults = {{parse_pci_address("0000:2a:00.0").value(), "cudaSetDevice: busy", false}};
   const ProbeRun run = run_one(ProbeMode::kQuick, true, std::nullopt, output);
   EXPECT_EQ(run.status, ProbeStatus::kFailed);
@@ -173,7 +173,7 @@ class GpuFaultRecording : public ::testing::Test {
 };
 
 TEST_F(GpuFaultRecording, AFaultIsMarkedRetiredOnlyWhenItsDeviceWas) {
-  ProbeOutput output;
+  ProbeMeasurements output;
   gpu_probe_parts::add_gpu_fault(output, healthy_, "7 of 33554432 words wrong");
   retire_cuda_device(1, "cudaMemcpyAsync h2d did not complete within 30 s on 0000:2a:00.0");
   gpu_probe_parts::add_gpu_fault(output, hung_, "cudaMemcpyAsync h2d did not complete within 30 s on 0000:2a:00.0");
@@ -194,7 +194,7 @@ TEST_F(GpuFaultRecording, AFaultIsMarkedRetiredOnlyWhenItsDeviceWas) {
 // so its fault is not marked retired (gpu_unresponsive) and the GPU's
 // verdict is inconclusive, with the message naming the host.
 TEST_F(GpuFaultRecording, AGpuRetiredForSlowPinningIsNotMarkedHung) {
-  ProbeOutput output;
+  ProbeMeasurements output;
   retire_cuda_device(1,
                      "cudaHostRegister of 1073741824 bytes did not complete within 30 s on 0000:2a:00.0: pinning host "
                      "memory is work of the host node7",
@@ -219,7 +219,7 @@ TEST_F(GpuFaultRecording, ADeviceRetiredForItsOwnWorkHung) {
 }
 
 TEST_F(GpuFaultRecording, AGroupFailureBecomesTheFaultOfTheGpuThatHung) {
-  ProbeOutput output;
+  ProbeMeasurements output;
   retire_cuda_device(1, "cudaMemcpyAsync h2d did not complete within 30 s on 0000:2a:00.0");
   gpu_probe_parts::add_group_failure(output, {hung_, healthy_}, "all GPUs h2d (0000:2a:00.0, 0000:3a:00.0)",
                                      "cudaMemcpyAsync h2d did not complete within 30 s on 0000:2a:00.0");
@@ -233,7 +233,7 @@ TEST_F(GpuFaultRecording, AGroupFailureBecomesTheFaultOfTheGpuThatHung) {
 }
 
 TEST_F(GpuFaultRecording, AGroupFailureWithNoGpuRetiredIsTheGroupsError) {
-  ProbeOutput output;
+  ProbeMeasurements output;
   gpu_probe_parts::add_group_failure(output, {hung_, healthy_}, "port 0000:17:00.0 h2d (0000:2a:00.0, 0000:3a:00.0)",
                                      "the latch timed out after 5 s");
   EXPECT_TRUE(output.gpu_faults.empty());

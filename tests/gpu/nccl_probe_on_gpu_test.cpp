@@ -42,7 +42,7 @@ class NcclProbeOnGpu : public ::testing::Test {
     const Probe& probe = *registry[index];
     const ProbeContext context{evidence, config, nullptr, &load};
     if (auto reason = probe.skip_reason(context)) GTEST_SKIP() << probe.key() << ": " << *reason;
-    const ProbeOutput output = probe.run(context);
+    const ProbeMeasurements output = probe.run(context);
     EXPECT_TRUE(output.errors.empty()) << ::testing::PrintToString(output.errors);
     for (const GpuFault& fault : output.gpu_faults) ADD_FAILURE() << to_string(fault.gpu) << ": " << fault.error;
     ASSERT_EQ(output.measurements.size(), 1U);

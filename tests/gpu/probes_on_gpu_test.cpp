@@ -56,12 +56,12 @@ class ProbesOnGpu : public ::testing::Test {
   }
 
   // Runs one probe, expecting it to apply and to succeed cleanly.
-  ProbeOutput run_clean(std::string_view key) {
+  ProbeMeasurements run_clean(std::string_view key) {
     const Probe& entry = probe(key);
     const auto reason = entry.skip_reason(context());
     EXPECT_FALSE(reason.has_value()) << key << " skipped: " << reason.value_or("");
     if (reason) return {};
-    ProbeOutput output = entry.run(context());
+    ProbeMeasurements output = entry.run(context());
     EXPECT_TRUE(output.errors.empty()) << key << ": " << ::testing::PrintToString(output.errors);
     for (const GpuFault& fault : output.gpu_faults)
       ADD_FAILURE() << key << ": " << to_string(fault.gpu) << ": " << fault.error;
@@ -90,7 +90,7 @@ class ProbesOnGpu : public ::testing::Test {
 
 TEST_F(ProbesOnGpu, OneWayProbesGiveOneMeasurementPerGpu) {
   for (const char* key : {"h2d_ce", "d2h_ce", "h2d_sm", "d2h_sm"}) {
-    const ProbeOutput output = run_clean(key);
+    const ProbeMeasurements output = run_clean(key);
     EXPECT_EQ(output.measurements.size(), evidence.devices.size()) << key;
     for (const Measurement& m : output.measurements) {
       EXPECT_EQ(m.aggregation, Aggregation::kAlone);
@@ -102,7 +102,7 @@ TEST_F(ProbesOnGpu, OneWayProbesGiveOneMeasurementPerGpu) {
 }
 
 TEST_F(ProbesOnGpu, BidirectionalGivesBothDirectionsWithReverse) {
-  const ProbeOutput output = run_clean("bidir_ce");
+  const ProbeMeasurements output = run_clean("bidir_ce");
   ASSERT_EQ(output.measurements.size(), 2 * evidence.devices.size());
   std::set<Direction> directions;
   for (const Measurement& m : output.measurements) {
@@ -113,13 +113,13 @@ TEST_F(ProbesOnGpu, BidirectionalGivesBothDirectionsWithReverse) {
 }
 
 TEST_F(ProbesOnGpu, PageableIsLabelledPageable) {
-  const ProbeOutput output = run_clean("pageable_ce");
+  const ProbeMeasurements output = run_clean("pageable_ce");
   ASSERT_EQ(output.measurements.size(), 2 * evidence.devices.size());
   for (const Measurement& m : output.measurements) EXPECT_EQ(m.host_memory, HostMemory::kPageable);
 }
 
 TEST_F(ProbesOnGpu, AllGpusGivesPerGpuAndTotal) {
-  const ProbeOutput output = run_clean("all_gpus_ce");
+  const ProbeMeasurements output = run_clean("all_gpus_ce");
   ASSERT_EQ(output.measurements.size(), 2 * (evidence.devices.size() + 1));
   int totals = 0;
   for (const Measurement& m : output.measurements) {
@@ -136,7 +136,7 @@ TEST_F(ProbesOnGpu, AllGpusGivesPerGpuAndTotal) {
 }
 
 TEST_F(ProbesOnGpu, SweepCoversFourKibToOneGib) {
-  const ProbeOutput output = run_clean("sweep_ce");
+  const ProbeMeasurements output = run_clean("sweep_ce");
   ASSERT_EQ(output.measurements.size(), std::size_t{20} * evidence.devices.size());
   std::set<std::uint64_t> sizes;
   for (const Measurement& m : output.measurements) {
@@ -150,7 +150,7 @@ TEST_F(ProbesOnGpu, SweepCoversFourKibToOneGib) {
 TEST_F(ProbesOnGpu, RemoteNumaWhereTheMachineHasTwoNodes) {
   const auto reason = probe("remote_numa_ce").skip_reason(context());
   if (reason) GTEST_SKIP() << *reason;
-  const ProbeOutput output = run_clean("remote_numa_ce");
+  const ProbeMeasurements output = run_clean("remote_numa_ce");
   for (const Measurement& m : output.measurements) EXPECT_EQ(m.host_numa_local, false);
 }
 
@@ -165,7 +165,7 @@ TEST_F(ProbesOnGpu, AGpuCudaCannotSeeIsAnErrorNamingIt) {
   ghost.function.bdf = *parse_pci_address("0000:f7:1f.0");
   ghost.function.kind = DeviceKind::kGpu;
   evidence.devices.push_back(ghost);
-  const ProbeOutput output = probe("h2d_ce").run(context());
+  const ProbeMeasurements output = probe("h2d_ce").run(context());
   EXPECT_TRUE(output.errors.empty()) << ::testing::PrintToString(output.errors);
   ASSERT_EQ(output.gpu_faults.size(), 1U);
   EXPECT_EQ(to_string(output.gpu_faults[0].gpu), "0000:f7:1f.0");
@@ -178,7 +178,7 @@ TEST_F(ProbesOnGpu, AGpuCudaCannotSeeIsAnErrorNamingIt) {
 // created on it, so forgetting the retirement afterwards frees nothing wrongly.
 TEST_F(ProbesOnGpu, ARetiredGpuIsARetiredFaultAndTheOthersAreMeasured) {
   retire_cuda_device(0, "a test retired it");
-  const ProbeOutput output = probe("h2d_ce").run(context());
+  const ProbeMeasurements output = probe("h2d_ce").run(context());
   forget_retired_cuda_devices_for_testing();
   EXPECT_TRUE(output.errors.empty()) << ::testing::PrintToString(output.errors);
   ASSERT_EQ(output.gpu_faults.size(), 1U);
