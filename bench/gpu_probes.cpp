@@ -26,7 +26,7 @@
 
 #include "bench/gpu_groups.hpp"
 #include "bench/gpu_preconditions.hpp"
-#include "bench/gpu_probe_parts.hpp"
+#include "bench/detail/gpu_probe_common.hpp"
 #include "bench/probe.hpp"
 #include "bench/trials.hpp"
 #include "kernels/copy_stream.hpp"
@@ -39,34 +39,34 @@
 namespace pcieval {
 namespace {
 
-using gpu_probe_parts::add_gpu_fault;
-using gpu_probe_parts::add_group_failure;
-using gpu_probe_parts::all_local;
-using gpu_probe_parts::check_size;
-using gpu_probe_parts::common_node;
-using gpu_probe_parts::gpu_error;
-using gpu_probe_parts::gpu_latch;
-using gpu_probe_parts::GpuTarget;
-using gpu_probe_parts::kAllGpusSubject;
-using gpu_probe_parts::kBothDirections;
-using gpu_probe_parts::keep_until_exit;
-using gpu_probe_parts::kSweepMaxBytes;
-using gpu_probe_parts::kSweepMaxCopies;
-using gpu_probe_parts::kSweepMinBytes;
-using gpu_probe_parts::kSweepTrialBytes;
-using gpu_probe_parts::local_placement;
-using gpu_probe_parts::MeasurementSpec;
-using gpu_probe_parts::numa_node_of;
-using gpu_probe_parts::Placement;
-using gpu_probe_parts::remote_placement;
-using gpu_probe_parts::resolve;
-using gpu_probe_parts::set_up_stream;
-using gpu_probe_parts::stream_measurement;
-using gpu_probe_parts::stream_seed;
-using gpu_probe_parts::StreamRates;
-using gpu_probe_parts::StreamSetup;
-using gpu_probe_parts::time_streams;
-using gpu_probe_parts::verified_measurement;
+using gpu_probe_common::add_gpu_fault;
+using gpu_probe_common::add_group_failure;
+using gpu_probe_common::all_local;
+using gpu_probe_common::check_size;
+using gpu_probe_common::common_node;
+using gpu_probe_common::gpu_error;
+using gpu_probe_common::gpu_latch;
+using gpu_probe_common::GpuTarget;
+using gpu_probe_common::kAllGpusSubject;
+using gpu_probe_common::kBothDirections;
+using gpu_probe_common::keep_until_exit;
+using gpu_probe_common::kSweepMaxBytes;
+using gpu_probe_common::kSweepMaxCopies;
+using gpu_probe_common::kSweepMinBytes;
+using gpu_probe_common::kSweepTrialBytes;
+using gpu_probe_common::local_placement;
+using gpu_probe_common::MeasurementSpec;
+using gpu_probe_common::numa_node_of;
+using gpu_probe_common::Placement;
+using gpu_probe_common::remote_placement;
+using gpu_probe_common::resolve;
+using gpu_probe_common::set_up_stream;
+using gpu_probe_common::stream_measurement;
+using gpu_probe_common::stream_seed;
+using gpu_probe_common::StreamRates;
+using gpu_probe_common::StreamSetup;
+using gpu_probe_common::time_streams;
+using gpu_probe_common::verified_measurement;
 
 // --- The probes
 

@@ -4,7 +4,7 @@
 #include <string_view>
 #include <utility>
 
-#include "bench/nccl_session.hpp"
+#include "bench/detail/nccl_session.hpp"
 #include "kernels/cuda_device.hpp"
 #include "kernels/nccl_rank.hpp"
 #include "kernels/retired_devices.hpp"

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "bench/gpu_groups.hpp"
-#include "bench/gpu_probe_parts.hpp"
-#include "bench/nccl_session.hpp"
+#include "bench/detail/gpu_probe_common.hpp"
+#include "bench/detail/nccl_session.hpp"
 #include "bench/trials.hpp"
 #include "kernels/cuda_device.hpp"
 #include "kernels/nccl_rank.hpp"
@@ -20,7 +20,7 @@
 namespace pcieval {
 namespace {
 
-using gpu_probe_parts::GpuTarget;
+using gpu_probe_common::GpuTarget;
 using nccl_session::AllReduceSession;
 using nccl_session::nccl_library;
 using nccl_session::Participants;
@@ -108,7 +108,7 @@ ProbeMeasurements NcclAllReduceProbe::run(const ProbeContext& context) const {
                             std::to_string(config.size_bytes));
     return output;
   }
-  const std::vector<GpuTarget> targets = gpu_probe_parts::resolve(gpus_of(context.evidence), output);
+  const std::vector<GpuTarget> targets = gpu_probe_common::resolve(gpus_of(context.evidence), output);
   if (targets.size() < 2) {
     output.errors.push_back("all-reduce needs 2 or more usable GPUs; " + std::to_string(targets.size()) +
                             " could be used");
@@ -131,7 +131,7 @@ ProbeMeasurements NcclAllReduceProbe::run(const ProbeContext& context) const {
     auto rank = AllReduceRank::create(targets[i].ordinal, static_cast<int>(i),
                                       static_cast<std::size_t>(max_bytes / sizeof(float)));
     if (!rank) {
-      gpu_probe_parts::add_gpu_fault(output, targets[i], rank.error().message);
+      gpu_probe_common::add_gpu_fault(output, targets[i], rank.error().message);
       return output;
     }
     ranks.push_back(std::move(rank).value());
@@ -147,7 +147,7 @@ ProbeMeasurements NcclAllReduceProbe::run(const ProbeContext& context) const {
                                         options_.timeout_s, output.warnings);
   const std::string what = "all-reduce (" + std::to_string(n) + " GPUs)";
   if (!session) {
-    gpu_probe_parts::add_group_failure(output, targets, what, session.error().message);
+    gpu_probe_common::add_group_failure(output, targets, what, session.error().message);
     return output;
   }
   AllReduceSession& all_reduce = *session.value();
@@ -158,7 +158,7 @@ ProbeMeasurements NcclAllReduceProbe::run(const ProbeContext& context) const {
     const std::size_t count = static_cast<std::size_t>(size / sizeof(float));
     const std::string at = "at " + exact_size_text(size) + ": ";
     if (auto prepared = all_reduce.prepare(count); !prepared) {
-      gpu_probe_parts::add_group_failure(output, targets, what, at + prepared.error().message);
+      gpu_probe_common::add_group_failure(output, targets, what, at + prepared.error().message);
       break;
     }
     const TrialPlan trial_plan{config.warmup_trials, config.trials, size};
@@ -168,17 +168,17 @@ ProbeMeasurements NcclAllReduceProbe::run(const ProbeContext& context) const {
     }();
     if (!algbw) {
       // The communicators were aborted or failed: no later size can run.
-      gpu_probe_parts::add_group_failure(output, targets, what, at + algbw.error().message);
+      gpu_probe_common::add_group_failure(output, targets, what, at + algbw.error().message);
       break;
     }
     // The check comes after the timed trials, never inside them; the last
     // trial's result is in every output buffer.
     const auto wrong = all_reduce.verify(count);
-    for (const auto& [index, error] : wrong) gpu_probe_parts::add_gpu_fault(output, targets[index], at + error);
+    for (const auto& [index, error] : wrong) gpu_probe_common::add_gpu_fault(output, targets[index], at + error);
     if (!wrong.empty()) continue;
     std::vector<double> busbw = std::move(algbw).value();
     for (double& rate : busbw) rate *= bus_factor;
-    output.measurements.push_back(gpu_probe_parts::verified_measurement(
+    output.measurements.push_back(gpu_probe_common::verified_measurement(
         {key(), std::to_string(n) + " GPUs", addresses, Direction::kAllReduce, CopyMethod::kNccl, HostMemory::kPinned,
          Aggregation::kBusBandwidth, size,
          static_cast<std::uint64_t>(std::llround(static_cast<double>(size) * bus_factor)), std::nullopt, std::nullopt},

@@ -12,7 +12,7 @@
 #include "ingest/nvbandwidth.hpp"
 #include "ingest/nvidia_smi.hpp"
 #include "ingest/nvidia_smi_xml.hpp"
-#include "ingest/stamped_lines.hpp"
+#include "ingest/detail/stamped_lines.hpp"
 
 namespace pcieval {
 namespace {

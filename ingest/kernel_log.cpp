@@ -14,9 +14,9 @@
 #include <map>
 #include <utility>
 
-#include "ingest/lspci_text.hpp"
-#include "ingest/marker_scanner.hpp"
-#include "ingest/stamped_lines.hpp"
+#include "ingest/detail/lspci_text.hpp"
+#include "ingest/detail/marker_scanner.hpp"
+#include "ingest/detail/stamped_lines.hpp"
 #include "model/enum_names.hpp"
 
 namespace pcieval {

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "ingest/kernel_log.hpp"
-#include "ingest/lspci_text.hpp"
+#include "ingest/detail/lspci_text.hpp"
 
 namespace pcieval {
 namespace {

@@ -10,7 +10,7 @@
 #include <tuple>
 #include <utility>
 
-#include "ingest/lspci_text.hpp"
+#include "ingest/detail/lspci_text.hpp"
 #include "model/pci_address.hpp"
 
 namespace pcieval {

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <optional>
 
-#include "ingest/tool_json.hpp"
+#include "ingest/detail/tool_json.hpp"
 #include "model/captured_event.hpp"
 #include "model/text.hpp"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <utility>
 
-#include "ingest/tool_json.hpp"
+#include "ingest/detail/tool_json.hpp"
 
 namespace pcieval {
 namespace {

@@ -10,7 +10,7 @@
 #include <initializer_list>
 #include <utility>
 
-#include "ingest/lspci_text.hpp"
+#include "ingest/detail/lspci_text.hpp"
 #include "model/enum_names.hpp"
 
 namespace pcieval {

@@ -7,7 +7,7 @@
 
 #include <utility>
 
-#include "ingest/lspci_text.hpp"
+#include "ingest/detail/lspci_text.hpp"
 
 namespace pcieval {
 namespace {

@@ -3,7 +3,7 @@
 #include <charconv>
 #include <cmath>
 
-#include "ingest/lspci_text.hpp"
+#include "ingest/detail/lspci_text.hpp"
 
 namespace pcieval {
 

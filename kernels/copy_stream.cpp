@@ -9,9 +9,9 @@
 
 #include "kernels/blocking_call.hpp"
 #include "kernels/copy_stream.hpp"
-#include "kernels/cuda_check.cuh"
+#include "kernels/detail/cuda_check.cuh"
 #include "kernels/cuda_device.hpp"
-#include "kernels/kernels.cuh"
+#include "kernels/detail/kernels.cuh"
 #include "kernels/pattern.hpp"
 
 namespace pcieval {

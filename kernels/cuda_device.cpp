@@ -5,9 +5,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "kernels/cuda_check.cuh"
+#include "kernels/detail/cuda_check.cuh"
 #include "kernels/cuda_device.hpp"
-#include "kernels/kernels.cuh"
+#include "kernels/detail/kernels.cuh"
 
 namespace pcieval {
 namespace {

@@ -3,8 +3,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/cuda_check.cuh"
-#include "kernels/kernels.cuh"
+#include "kernels/detail/cuda_check.cuh"
+#include "kernels/detail/kernels.cuh"
 #include "kernels/pattern.hpp"
 
 namespace pcieval::detail {

@@ -4,8 +4,8 @@
 #include <string>
 #include <utility>
 
-#include "kernels/cuda_check.cuh"
-#include "kernels/kernels.cuh"
+#include "kernels/detail/cuda_check.cuh"
+#include "kernels/detail/kernels.cuh"
 #include "kernels/latch.hpp"
 
 namespace pcieval {

@@ -3,9 +3,9 @@
 #include <string>
 #include <utility>
 
-#include "kernels/cuda_check.cuh"
+#include "kernels/detail/cuda_check.cuh"
 #include "kernels/cuda_device.hpp"
-#include "kernels/kernels.cuh"
+#include "kernels/detail/kernels.cuh"
 #include "kernels/nccl_rank.hpp"
 
 namespace pcieval {

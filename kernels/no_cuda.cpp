@@ -6,7 +6,7 @@
 
 #include "kernels/copy_stream.hpp"
 #include "kernels/cuda_device.hpp"
-#include "kernels/device_pattern.hpp"
+#include "kernels/detail/device_pattern.hpp"
 #include "kernels/latch.hpp"
 #include "kernels/resources.hpp"
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <utility>
 
-#include "kernels/cuda_check.cuh"
+#include "kernels/detail/cuda_check.cuh"
 #include "kernels/resources.hpp"
 
 namespace pcieval {

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "model/text.hpp"
-#include "report/utf8.hpp"
+#include "report/detail/utf8.hpp"
 
 namespace pcieval::html {
 

@@ -7,7 +7,7 @@
 #include <set>
 #include <vector>
 
-#include "report/utf8.hpp"
+#include "report/detail/utf8.hpp"
 
 namespace pcieval {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "model/text.hpp"
 #include "report/input_file.hpp"
-#include "report/profile_json_detail.hpp"
+#include "report/detail/profile_json.hpp"
 
 namespace pcieval {
 namespace {

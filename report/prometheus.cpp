@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "report/utf8.hpp"
+#include "report/detail/utf8.hpp"
 
 namespace pcieval {
 namespace {

@@ -14,7 +14,7 @@
 #include "report/document_values.hpp"
 #include "report/input_file.hpp"
 #include "report/json_document.hpp"
-#include "report/profile_json_detail.hpp"
+#include "report/detail/profile_json.hpp"
 
 namespace pcieval {
 namespace {

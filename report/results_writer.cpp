@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "report/profile_json_detail.hpp"
+#include "report/detail/profile_json.hpp"
 
 namespace pcieval {
 namespace {

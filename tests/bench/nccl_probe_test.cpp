@@ -9,7 +9,7 @@
 #include <string>
 
 #include "bench/nccl_part.hpp"
-#include "bench/scoped_environment.hpp"
+#include "bench/detail/scoped_environment.hpp"
 #include "kernels/cuda_device.hpp"
 
 namespace pcieval {

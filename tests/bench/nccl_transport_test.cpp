@@ -1,9 +1,9 @@
-// Which transport NCCL chose, from its INFO log (bench/nccl_transport.hpp):
+// Which transport NCCL chose, from its INFO log (bench/detail/nccl_transport.hpp):
 // the parser on logs written for this project in the formats of NCCL 2.7 to
 // 2.26 (src/transport/*.cc, src/init.cc; golden files in
 // tests/fixtures/nccl_logs/), and the capture that points NCCL's
 // log at a private file.
-#include "bench/nccl_transport.hpp"
+#include "bench/detail/nccl_transport.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

@@ -4,7 +4,7 @@
 
 #include <set>
 
-#include "bench/gpu_probe_parts.hpp"
+#include "bench/detail/gpu_probe_common.hpp"
 #include "bench/probe.hpp"
 #include "kernels/retired_devices.hpp"
 
@@ -168,18 +168,18 @@ class GpuFaultRecording : public ::testing::Test {
  protected:
   void TearDown() override { forget_retired_cuda_devices_for_testing(); }
 
-  gpu_probe_parts::GpuTarget hung_{parse_pci_address("0000:2a:00.0").value(), "0000:2a:00.0", 1, 0};
-  gpu_probe_parts::GpuTarget healthy_{parse_pci_address("0000:3a:00.0").value(), "0000:3a:00.0", 2, 0};
+  gpu_probe_common::GpuTarget hung_{parse_pci_address("0000:2a:00.0").value(), "0000:2a:00.0", 1, 0};
+  gpu_probe_common::GpuTarget healthy_{parse_pci_address("0000:3a:00.0").value(), "0000:3a:00.0", 2, 0};
 };
 
 TEST_F(GpuFaultRecording, AFaultIsMarkedRetiredOnlyWhenItsDeviceWas) {
   ProbeMeasurements output;
-  gpu_probe_parts::add_gpu_fault(output, healthy_, "7 of 33554432 words wrong");
+  gpu_probe_common::add_gpu_fault(output, healthy_, "7 of 33554432 words wrong");
   retire_cuda_device(1, "cudaMemcpyAsync h2d did not complete within 30 s on 0000:2a:00.0");
-  gpu_probe_parts::add_gpu_fault(output, hung_, "cudaMemcpyAsync h2d did not complete within 30 s on 0000:2a:00.0");
+  gpu_probe_common::add_gpu_fault(output, hung_, "cudaMemcpyAsync h2d did not complete within 30 s on 0000:2a:00.0");
   // A GPU CUDA does not see has no ordinal, and so no retirement.
-  gpu_probe_parts::GpuTarget unseen{parse_pci_address("0000:f7:1f.0").value(), "0000:f7:1f.0", -1, std::nullopt};
-  gpu_probe_parts::add_gpu_fault(output, unseen, "no CUDA device has PCI address 0000:f7:1f.0");
+  gpu_probe_common::GpuTarget unseen{parse_pci_address("0000:f7:1f.0").value(), "0000:f7:1f.0", -1, std::nullopt};
+  gpu_probe_common::add_gpu_fault(output, unseen, "no CUDA device has PCI address 0000:f7:1f.0");
   EXPECT_TRUE(output.errors.empty());
   ASSERT_EQ(output.gpu_faults.size(), 3u);
   EXPECT_FALSE(output.gpu_faults[0].retired);
@@ -201,9 +201,9 @@ TEST_F(GpuFaultRecording, AGpuRetiredForSlowPinningIsNotMarkedHung) {
                      RetireCause::kHostWork);
   EXPECT_TRUE(cuda_device_retired(1)) << "still not used again: the registration may still be running";
   EXPECT_FALSE(cuda_device_hung(1));
-  gpu_probe_parts::add_gpu_fault(output, hung_, "cudaHostRegister of 1073741824 bytes did not complete within 30 s");
+  gpu_probe_common::add_gpu_fault(output, hung_, "cudaHostRegister of 1073741824 bytes did not complete within 30 s");
   // A later probe refuses the retired device: not a hang either.
-  gpu_probe_parts::add_gpu_fault(output, hung_, cuda_device_retired_reason(1).value());
+  gpu_probe_common::add_gpu_fault(output, hung_, cuda_device_retired_reason(1).value());
   ASSERT_EQ(output.gpu_faults.size(), 2u);
   EXPECT_FALSE(output.gpu_faults[0].retired);
   EXPECT_FALSE(output.gpu_faults[1].retired);
@@ -221,7 +221,7 @@ TEST_F(GpuFaultRecording, ADeviceRetiredForItsOwnWorkHung) {
 TEST_F(GpuFaultRecording, AGroupFailureBecomesTheFaultOfTheGpuThatHung) {
   ProbeMeasurements output;
   retire_cuda_device(1, "cudaMemcpyAsync h2d did not complete within 30 s on 0000:2a:00.0");
-  gpu_probe_parts::add_group_failure(output, {hung_, healthy_}, "all GPUs h2d (0000:2a:00.0, 0000:3a:00.0)",
+  gpu_probe_common::add_group_failure(output, {hung_, healthy_}, "all GPUs h2d (0000:2a:00.0, 0000:3a:00.0)",
                                      "cudaMemcpyAsync h2d did not complete within 30 s on 0000:2a:00.0");
   EXPECT_TRUE(output.errors.empty());
   ASSERT_EQ(output.gpu_faults.size(), 1u);
@@ -234,7 +234,7 @@ TEST_F(GpuFaultRecording, AGroupFailureBecomesTheFaultOfTheGpuThatHung) {
 
 TEST_F(GpuFaultRecording, AGroupFailureWithNoGpuRetiredIsTheGroupsError) {
   ProbeMeasurements output;
-  gpu_probe_parts::add_group_failure(output, {hung_, healthy_}, "port 0000:17:00.0 h2d (0000:2a:00.0, 0000:3a:00.0)",
+  gpu_probe_common::add_group_failure(output, {hung_, healthy_}, "port 0000:17:00.0 h2d (0000:2a:00.0, 0000:3a:00.0)",
                                      "the latch timed out after 5 s");
   EXPECT_TRUE(output.gpu_faults.empty());
   EXPECT_EQ(output.errors, std::vector<std::string>{

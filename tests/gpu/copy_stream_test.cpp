@@ -17,7 +17,7 @@
 
 #include "gpu/gpu_test_util.hpp"
 #include "kernels/cuda_device.hpp"
-#include "kernels/device_pattern.hpp"
+#include "kernels/detail/device_pattern.hpp"
 #include "kernels/latch.hpp"
 #include "kernels/pattern.hpp"
 #include "kernels/resources.hpp"

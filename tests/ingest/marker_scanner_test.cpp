@@ -2,7 +2,7 @@
 // 16-byte block (the vector loop and its bytewise tail), and anchors that
 // share a bucket passing nothing but their own markers. The kernel log's own
 // markers are tested through parse_kernel_log (KernelLog.EveryMarkerAnywhere).
-#include "ingest/marker_scanner.hpp"
+#include "ingest/detail/marker_scanner.hpp"
 
 #include <gtest/gtest.h>
 

@@ -23,7 +23,7 @@
 #include <string_view>
 #include <vector>
 
-#include "bench/scoped_environment.hpp"
+#include "bench/detail/scoped_environment.hpp"
 #include "model/result.hpp"
 
 namespace pcieval {

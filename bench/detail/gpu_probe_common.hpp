@@ -1,4 +1,4 @@
-// The parts the GPU probes (gpu_probes.cpp) are built from: which GPUs and
+// What the GPU probes (gpu_probes.cpp, nccl_probe.cpp) share: which GPUs and
 // CUDA ordinals, where their host buffers go, how a set of streams is timed, and
 // how a verified measurement is recorded. Internal to bench/.
 #pragma once
@@ -21,7 +21,7 @@
 #include "model/result.hpp"
 #include "topology/numa_memory.hpp"
 
-namespace pcieval::gpu_probe_parts {
+namespace pcieval::gpu_probe_common {
 
 inline constexpr Direction kBothDirections[] = {Direction::kHostToDevice, Direction::kDeviceToHost};
 
@@ -130,4 +130,4 @@ void add_group_failure(ProbeMeasurements& output, const std::vector<GpuTarget>& 
 [[nodiscard]] std::optional<bool> all_local(const std::vector<StreamSetup>& setups);
 [[nodiscard]] Status check_size(const RunConfig& config);
 
-}  // namespace pcieval::gpu_probe_parts
+}  // namespace pcieval::gpu_probe_common

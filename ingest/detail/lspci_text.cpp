@@ -1,4 +1,4 @@
-#include "ingest/lspci_text.hpp"
+#include "ingest/detail/lspci_text.hpp"
 
 #include <algorithm>
 #include <array>

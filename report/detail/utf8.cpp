@@ -1,4 +1,4 @@
-#include "report/utf8.hpp"
+#include "report/detail/utf8.hpp"
 
 namespace pcieval::utf8 {
 

@@ -4,9 +4,9 @@
 #include <cstring>
 #include <string>
 
-#include "kernels/cuda_check.cuh"
-#include "kernels/device_pattern.hpp"
-#include "kernels/kernels.cuh"
+#include "kernels/detail/cuda_check.cuh"
+#include "kernels/detail/device_pattern.hpp"
+#include "kernels/detail/kernels.cuh"
 #include "kernels/pattern.hpp"
 
 namespace pcieval {

@@ -1,4 +1,4 @@
-#include "bench/gpu_probe_parts.hpp"
+#include "bench/detail/gpu_probe_common.hpp"
 
 #include <mutex>
 #include <utility>
@@ -8,7 +8,7 @@
 #include "kernels/pattern.hpp"
 #include "kernels/retired_devices.hpp"
 
-namespace pcieval::gpu_probe_parts {
+namespace pcieval::gpu_probe_common {
 namespace {
 
 // Stream setups of retired devices, kept for the life of the process. Reached
@@ -263,4 +263,4 @@ Status check_size(const RunConfig& config) {
   return ok_status();
 }
 
-}  // namespace pcieval::gpu_probe_parts
+}  // namespace pcieval::gpu_probe_common

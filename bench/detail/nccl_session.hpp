@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "bench/nccl_library.hpp"
-#include "bench/scoped_environment.hpp"
+#include "bench/detail/scoped_environment.hpp"
 #include "kernels/deadline_wait.hpp"
 #include "kernels/nccl_rank.hpp"
 #include "model/result.hpp"

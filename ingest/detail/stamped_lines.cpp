@@ -1,4 +1,4 @@
-#include "ingest/stamped_lines.hpp"
+#include "ingest/detail/stamped_lines.hpp"
 
 #include <bit>
 

@@ -1,4 +1,4 @@
-#include "ingest/marker_scanner.hpp"
+#include "ingest/detail/marker_scanner.hpp"
 
 #include <cstring>
 

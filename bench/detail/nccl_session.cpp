@@ -1,4 +1,4 @@
-#include "bench/nccl_session.hpp"
+#include "bench/detail/nccl_session.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -7,7 +7,7 @@
 #include <mutex>
 #include <optional>
 
-#include "bench/nccl_transport.hpp"
+#include "bench/detail/nccl_transport.hpp"
 #include "kernels/retired_devices.hpp"
 #include "support/deadline_worker.hpp"
 

@@ -1,4 +1,4 @@
-#include "bench/nccl_transport.hpp"
+#include "bench/detail/nccl_transport.hpp"
 
 #include <stdlib.h>  // mkstemps (POSIX, not in <cstdlib>)
 #include <unistd.h>

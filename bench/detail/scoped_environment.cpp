@@ -1,4 +1,4 @@
-#include "bench/scoped_environment.hpp"
+#include "bench/detail/scoped_environment.hpp"
 
 #include <cstdlib>
 #include <utility>
