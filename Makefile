@@ -88,10 +88,10 @@ gpu-check:
 
 bench: build
 	@scripts/install-deps.sh --bench
-	bench/check_vs_lstopo.sh -b $(BUILD_DIR)
-	bench/host_ceiling_vs_memcpy.sh -b $(BUILD_DIR)
-	bench/fleet_merge_scale.sh -b $(BUILD_DIR)
-	bench/diagnose_vs_grep.sh -b $(BUILD_DIR)
+	bench/perf/check_vs_lstopo.sh -b $(BUILD_DIR)
+	bench/perf/host_ceiling_vs_memcpy.sh -b $(BUILD_DIR)
+	bench/perf/fleet_merge_scale.sh -b $(BUILD_DIR)
+	bench/perf/diagnose_vs_grep.sh -b $(BUILD_DIR)
 
 # The parsers' fuzz campaign (tests/fuzz/run_fuzz.sh: clang, libFuzzer, ASan,
 # UBSan): FUZZ_RUNS executions per harness, one harness at a time, then the

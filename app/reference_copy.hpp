@@ -1,4 +1,4 @@
-// check --reference FILE: the output of pcieval-copy-reference (bench/reference)
+// check --reference FILE: the output of pcieval-copy-reference (bench/perf/reference)
 // beside this run's h2d_ce and d2h_ce of the same GPU, recorded in the
 // results document (Evidence::reference_copies). make gpu-check runs the
 // reference just before `pcieval check --full --reference reference.json`.

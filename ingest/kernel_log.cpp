@@ -3,7 +3,7 @@
 // one by one: one pass over the whole text looks for the markers of every
 // event at once (marker_scanner.hpp), and only a line that holds a marker is
 // read in full. The lines in between are only counted. Measured against
-// `grep -cE` by bench/diagnose_vs_grep.sh.
+// `grep -cE` by bench/perf/diagnose_vs_grep.sh.
 #include "ingest/kernel_log.hpp"
 
 #include <algorithm>

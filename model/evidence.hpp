@@ -45,7 +45,7 @@ struct DeviceRecord {
 };
 
 // pcieval's copy-engine rate beside a plain reference copy benchmark's on
-// the same GPU in the same run (bench/reference, make gpu-check): pcieval's
+// the same GPU in the same run (bench/perf/reference, make gpu-check): pcieval's
 // latch and verification must not cost bandwidth, so `ratio` should be at
 // least kReferenceRatioFloor. Recorded evidence only: no verdict rests on it.
 struct ReferenceCopy {

@@ -335,7 +335,7 @@ GpuFault read_gpu_fault(DocumentReader& in, const Node& node) {
 
 // Documents before 1.4 name no GPU fault: their failed probes are judged as a
 // whole, as they were then. From 1.4 on both fields are written; read where
-// present, so a document made by other tools without them (bench/fleet_docs.py)
+// present, so a document made by other tools without them (bench/perf/fleet_docs.py)
 // still reads, as "no GPU fault". Two things no writer of pcieval produces are
 // refused, since a verdict would rest on them: a GPU fault of a probe that
 // did not fail, and a probe judged by its GPU faults that has none.

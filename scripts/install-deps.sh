@@ -16,11 +16,11 @@ packages=(
   libtinyxml2-dev       # ingest: nvidia-smi -q -x XML
   libopenmpi-dev openmpi-bin  # fleet runs under mpirun/srun; tests/mpi runs mpirun -np 4
   libgtest-dev libgmock-dev libvalijson-dev  # tests, schema validation
-  libbenchmark-dev      # Google Benchmark suites in bench/micro
+  libbenchmark-dev      # Google Benchmark suites in bench/perf/micro
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(hwloc-nox)  # lstopo-no-graphics, the reference in bench/
-  packages+=(time)       # GNU time -v: peak RSS in bench/fleet_merge_scale.sh
+  packages+=(time)       # GNU time -v: peak RSS in bench/perf/fleet_merge_scale.sh
 fi
 # make deb: dpkg-shlibdeps (dpkg-dev) computes the packages' Depends from the
 # libraries the binaries link.

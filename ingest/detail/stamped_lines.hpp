@@ -4,7 +4,7 @@
 // (detect.cpp) nor the kernel log reader between two markers (kernel_log.cpp)
 // needs more from such a line than that it is one: both ran one memchr and
 // one test per line over a 100 MB log, which a 16-byte scan replaces
-// (bench/diagnose_vs_grep.sh).
+// (bench/perf/diagnose_vs_grep.sh).
 #include <cstddef>
 #include <string_view>
 

@@ -3,7 +3,7 @@
 checks of tests/report/chromium_check.py (no console message, no network
 request, sections in order).
 
-The nodes are GENERATED DATA (bench/fleet_docs.py): `pcieval check` of the HGX
+The nodes are GENERATED DATA (bench/perf/fleet_docs.py): `pcieval check` of the HGX
 A100 8-GPU fixture machine copied to 9,990 nodes with three slow GPUs, and of
 its variant whose GPU trained at x8 copied to 10 failing nodes. The merge must
 take them in seconds, and the page must stay under PAGE_LIMIT_BYTES, load

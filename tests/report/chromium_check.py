@@ -18,7 +18,7 @@ fail proves nothing.
   chromium_check.py PCIEVAL RENDER_SAMPLE_REPORT EXAMPLE_JSON [SCREENSHOT_OUT]
   chromium_check.py --fleet PCIEVAL EXAMPLES_DIR FLEET_DOCS_PY
 
---fleet checks the fleet page instead: bench/fleet_docs.py makes six node
+--fleet checks the fleet page instead: bench/perf/fleet_docs.py makes six node
 documents (GENERATED DATA) from the L40S example, one GPU slow, and
 `pcieval fleet merge ... --html` renders them with the downgraded H100
 example under a hostname that carries markup. The page must show its fleet

@@ -1,6 +1,6 @@
 // Google Benchmark suite for the host copy: the host ceiling probe's copy
 // (HostCopier, timed the way the probe times it) beside a plain
-// multi-threaded memcpy of the same bytes. bench/host_ceiling_vs_memcpy.sh
+// multi-threaded memcpy of the same bytes. bench/perf/host_ceiling_vs_memcpy.sh
 // compares the two: the engine must not hide bandwidth behind its overhead.
 #include <benchmark/benchmark.h>
 

@@ -8,7 +8,7 @@
 # by" bandwidth lines, AER corrected and uncorrected errors, Surprise Down,
 # bandwidth notifications, Xid 79 and Xid 74/119 that are not bus events).
 #
-#   bench/diagnose_vs_grep.sh [-b BUILD_DIR] [-s MEGABYTES] [-r REPETITIONS]
+#   bench/perf/diagnose_vs_grep.sh [-b BUILD_DIR] [-s MEGABYTES] [-r REPETITIONS]
 set -euo pipefail
 
 build_dir=build

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The host ceiling probe's copy against a plain multi-threaded memcpy of the
-# same bytes, in one run of the Google Benchmark suite (bench/micro). The
+# same bytes, in one run of the Google Benchmark suite (bench/perf/micro). The
 # probe must reach at least 90% of the plain copy: less means the engine's own
 # overhead (barriers, binding, timing) hides bandwidth it claims to measure.
 #
-#   bench/host_ceiling_vs_memcpy.sh [-b BUILD_DIR] [-r REPETITIONS]
+#   bench/perf/host_ceiling_vs_memcpy.sh [-b BUILD_DIR] [-r REPETITIONS]
 set -euo pipefail
 
 build_dir=build

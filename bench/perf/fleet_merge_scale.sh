@@ -2,13 +2,13 @@
 # `pcieval fleet merge` of 1,000 and of 10,000 generated node documents (and
 # 100,000 with -L): wall time, CPU time and peak RSS (GNU time -v), and how
 # they grow from one size to the next. The documents are GENERATED DATA
-# (bench/fleet_docs.py): `pcieval check` of the HGX A100 8-GPU fixture
+# (bench/perf/fleet_docs.py): `pcieval check` of the HGX A100 8-GPU fixture
 # machine, copied per node with its own host name and generated h2d_ce/d2h_ce
 # medians for its 8 GPUs, three of them slow. Merge reads each document once
 # and keeps only its node entry, so memory should grow with the GPUs kept (a
 # few KiB per node), not with the documents' bytes, and time linearly.
 #
-#   bench/fleet_merge_scale.sh [-b BUILD_DIR] [-n "1000 10000"] [-L] [-j JOBS] [-c OTHER_PCIEVAL] [-k]
+#   bench/perf/fleet_merge_scale.sh [-b BUILD_DIR] [-n "1000 10000"] [-L] [-j JOBS] [-c OTHER_PCIEVAL] [-k]
 #   -L adds 100,000 documents (5.5 GB of generated files, ~4 minutes to write)
 #   -j passes --jobs JOBS to the merge (default: its own, one per usable CPU)
 #   -c also merges each set with OTHER_PCIEVAL (an older build, no --jobs),

@@ -8,13 +8,13 @@
 # The point is scale, not a race: pcieval should cost about what listing the
 # topology costs.
 #
-# Usage: bench/check_vs_lstopo.sh [-n RUNS] [-b BUILD_DIR]
+# Usage: bench/perf/check_vs_lstopo.sh [-n RUNS] [-b BUILD_DIR]
 #   RUNS       runs of each command (default 20)
 #   BUILD_DIR  where pcieval and fixtures/ were built (default: <repo>/build)
 # Exits non-zero only when a command cannot be run; verdicts do not matter.
 set -euo pipefail
 
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 runs=20
 build="$repo/build"
 while getopts "n:b:h" option; do

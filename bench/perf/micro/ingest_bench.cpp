@@ -2,7 +2,7 @@
 // fixtures (tests/fixtures/captures), repeated to about 4 MB where the format
 // allows it, so bytes/s is the parser's own speed, not start-up. The kernel
 // log, the one format that arrives at 100 MB, is synthetic lines modelled on
-// dmesg (see bench/diagnose_vs_grep.sh for the whole command against grep).
+// dmesg (see bench/perf/diagnose_vs_grep.sh for the whole command against grep).
 #include <benchmark/benchmark.h>
 
 #include <filesystem>
