@@ -18,7 +18,11 @@ namespace pcieval {
 namespace {
 
 // The page helpers (escape, sections, number text) the node page shares.
-using namespace html;
+using html::escape;
+using html::none;
+using html::number_text;
+using html::overall_class;
+using html::section_open;
 
 // The fleet page's own rules (the strip plots), after the base the node
 // page starts from too (html::base_page_style), so both read alike.

@@ -10,7 +10,11 @@
 namespace pcieval {
 namespace {
 
-using namespace tool_text;  // the shared line and number readers of tool output
+// The shared line and number readers of tool output.
+using tool_text::fields;
+using tool_text::Line;
+using tool_text::parse_count;
+using tool_text::parse_number;
 
 constexpr std::uint64_t kMaxDevices = 4096;
 // Old samples' "MB" is 2^20 bytes (see the header).

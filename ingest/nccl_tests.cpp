@@ -15,7 +15,11 @@
 namespace pcieval {
 namespace {
 
-using namespace tool_text;  // the shared line and number readers of tool output
+// The shared line and number readers of tool output.
+using tool_text::fields;
+using tool_text::Line;
+using tool_text::parse_count;
+using tool_text::parse_number;
 
 constexpr std::size_t kMaxRanks = 65536;
 

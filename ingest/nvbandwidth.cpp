@@ -16,7 +16,12 @@
 namespace pcieval {
 namespace {
 
-using namespace tool_text;  // the shared line and number readers of tool output
+// The shared line and number readers of tool output.
+using tool_text::fields;
+using tool_text::Line;
+using tool_text::parse_count;
+using tool_text::parse_number;
+using tool_text::quote;
 
 // A rate above this is not a bandwidth any bus carries: the text was damaged.
 // Matrices are one row per host or GPU; more than this is not nvbandwidth's.

@@ -18,7 +18,11 @@ namespace pcieval {
 namespace {
 
 // The page helpers (escape, sections, number text) the fleet page shares.
-using namespace html;
+using html::escape;
+using html::none;
+using html::number_text;
+using html::overall_class;
+using html::section_open;
 
 constexpr std::string_view kSweepProbe = "sweep_ce";
 
