@@ -18,7 +18,7 @@ std::shared_ptr<std::atomic<int>> detail::stuck_blocking_call_count() {
   return count;
 }
 
-BlockingCallOutcome run_blocking_call(std::function<void()> body, double timeout_s) {
+DeadlineOutcome run_blocking_call(std::function<void()> body, double timeout_s) {
   return call_with_deadline(
              [body = std::move(body)] {
                body();

@@ -38,13 +38,6 @@
 
 namespace pcieval {
 
-// kReturned: the value is there; kTimedOut: the call had not returned at the
-// deadline (its thread is left behind, or it never started); kRefused: no
-// thread could be started, the call did not run.
-using BlockingCallOutcome = DeadlineOutcome;
-template <class T>
-using BlockingCallResult = DeadlineCall<T>;
-
 namespace detail {
 // `timeout_s` as the worker's wait: a negative, infinite or NaN timeout counts
 // as zero (as in deadline_wait.hpp; the call is still queued), and a huge one
@@ -55,18 +48,21 @@ namespace detail {
 }  // namespace detail
 
 // Runs fn() on a new thread and waits for it for at most `timeout_s` seconds.
-// The result is fn()'s value when it returned in time.
+// The result is fn()'s value when it returned in time (DeadlineCall's
+// outcome kReturned); kTimedOut: the call had not returned at the deadline
+// (its thread is left behind, or it never started); kRefused: no thread could
+// be started, the call did not run.
 // REQUIRES: fn owns everything it uses (captures by value), is copyable (it
 // travels in a std::function) and does not throw; the result type is movable.
 template <class Fn>
-[[nodiscard]] auto call_with_deadline(Fn fn, double timeout_s) -> BlockingCallResult<std::invoke_result_t<Fn&>> {
+[[nodiscard]] auto call_with_deadline(Fn fn, double timeout_s) -> DeadlineCall<std::invoke_result_t<Fn&>> {
   DeadlineWorker worker(detail::stuck_blocking_call_count());
   return worker.call(std::move(fn), detail::blocking_call_timeout(timeout_s));
 }
 
 // call_with_deadline of a call without a value.
 // REQUIRES: as call_with_deadline.
-[[nodiscard]] BlockingCallOutcome run_blocking_call(std::function<void()> body, double timeout_s);
+[[nodiscard]] DeadlineOutcome run_blocking_call(std::function<void()> body, double timeout_s);
 
 // The message of host work done for a GPU that missed its deadline: `what`
 // ("cudaHostRegister of 1073741824 bytes") did not complete `within` ("30 s")

@@ -319,7 +319,7 @@ Result<double> PageableCopyStream::run_trial() {
   // The thread times the copy itself, so the time does not include starting
   // or waking threads. It owns only values: the buffers it reaches are kept
   // by their owners when the device is retired (abandoned()).
-  BlockingCallResult<PageableCopy> copy = call_with_deadline(
+  DeadlineCall<PageableCopy> copy = call_with_deadline(
       [ordinal_of_copy, destination, source, bytes, kind, stream, deadline_s, what] {
         PageableCopy out;
         out.code = cudaSetDevice(ordinal_of_copy);
@@ -344,7 +344,7 @@ Result<double> PageableCopyStream::run_trial() {
         return out;
       },
       deadline_s + kPageableThreadGraceS);
-  if (copy.outcome != BlockingCallOutcome::kReturned) {
+  if (copy.outcome != DeadlineOutcome::kReturned) {
     return make_error(label() + ": " +
                       detail::blocking_call_error(ordinal_of_copy, copy.outcome, what, deadline_s, where).message);
   }

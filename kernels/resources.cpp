@@ -254,7 +254,7 @@ Result<HostRegistration> HostRegistration::register_range(int ordinal, std::span
   const std::size_t bytes = host.size();
   const double timeout_s = copy_deadline_s(bytes, 0.0, timeout_floor_s);
   const std::string where = detail::where_is(ordinal);
-  BlockingCallResult<cudaError_t> registered = call_with_deadline(
+  DeadlineCall<cudaError_t> registered = call_with_deadline(
       [ordinal, data, bytes, flags] {
         const cudaError_t selected = cudaSetDevice(ordinal);
         if (selected != cudaSuccess) return selected;
@@ -262,7 +262,7 @@ Result<HostRegistration> HostRegistration::register_range(int ordinal, std::span
       },
       timeout_s);
   const std::string what = "cudaHostRegister of " + std::to_string(bytes) + " bytes";
-  if (registered.outcome != BlockingCallOutcome::kReturned) {
+  if (registered.outcome != DeadlineOutcome::kReturned) {
     // Pinning is host work: a slow host, not a hung GPU.
     return detail::host_work_call_error(ordinal, registered.outcome, what, timeout_s, where);
   }

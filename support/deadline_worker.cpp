@@ -11,7 +11,7 @@ enum class Phase {
   kQueued,
   kRunning,
   kDone,
-  kCancelled,  // its lane was given up before the call started: the caller may try again
+  kCancelled,  // its service queue was given up before the call started: the caller may try again
   kAbandoned,  // started, and its caller stopped waiting
 };
 
@@ -30,22 +30,22 @@ struct Task {
 
 // One thread and its queue. Shared by the worker and the thread, so a thread
 // left stuck keeps what it refers to alive after the worker is gone.
-struct DeadlineWorker::Lane {
+struct DeadlineWorker::ServiceQueue {
   std::mutex mutex;
   std::condition_variable wake;
   std::deque<Task> queue;  // guarded by mutex
-  bool stop = false;       // guarded by mutex: the worker is done with this lane
+  bool stop = false;       // guarded by mutex: the worker is done with this service queue
   std::shared_ptr<std::atomic<int>> stuck_calls;
 
-  static void serve(const std::shared_ptr<Lane>& lane) noexcept {
+  static void serve(const std::shared_ptr<ServiceQueue>& service) noexcept {
     while (true) {
       Task task;
       {
-        std::unique_lock lock(lane->mutex);
-        lane->wake.wait(lock, [&] { return lane->stop || !lane->queue.empty(); });
-        if (lane->stop) return;
-        task = std::move(lane->queue.front());
-        lane->queue.pop_front();
+        std::unique_lock lock(service->mutex);
+        service->wake.wait(lock, [&] { return service->stop || !service->queue.empty(); });
+        if (service->stop) return;
+        task = std::move(service->queue.front());
+        service->queue.pop_front();
       }
       {
         const std::lock_guard lock(task.state->mutex);
@@ -60,12 +60,12 @@ struct DeadlineWorker::Lane {
         task.state->phase = Phase::kDone;
       }
       task.state->changed.notify_all();
-      if (abandoned && lane->stuck_calls) lane->stuck_calls->fetch_sub(1);
+      if (abandoned && service->stuck_calls) service->stuck_calls->fetch_sub(1);
     }
   }
 
-  // Stops the lane and cancels the calls still queued on it, waking their
-  // callers so they can try again on a fresh lane.
+  // Stops the service queue and cancels the calls still queued on it, waking their
+  // callers so they can try again on a fresh service queue.
   void give_up() {
     std::deque<Task> orphans;
     {
@@ -89,7 +89,7 @@ DeadlineWorker::DeadlineWorker(std::shared_ptr<std::atomic<int>> stuck_calls, in
 
 DeadlineWorker::~DeadlineWorker() {
   const std::lock_guard lock(mutex_);
-  if (lane_ != nullptr) lane_->give_up();
+  if (service_ != nullptr) service_->give_up();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -102,50 +102,50 @@ DeadlineOutcome DeadlineWorker::run(const std::function<void()>& body, std::chro
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   auto state = std::make_shared<CallState>();
   while (true) {
-    std::shared_ptr<Lane> lane;
+    std::shared_ptr<ServiceQueue> service;
     {
       const std::lock_guard lock(mutex_);
       if (abandoned_ >= max_stuck_threads_) return DeadlineOutcome::kRefused;
-      if (lane_ == nullptr) {
-        auto fresh = std::make_shared<Lane>();
+      if (service_ == nullptr) {
+        auto fresh = std::make_shared<ServiceQueue>();
         fresh->stuck_calls = stuck_calls_;
         try {
-          thread_ = std::thread([fresh] { Lane::serve(fresh); });
+          thread_ = std::thread([fresh] { ServiceQueue::serve(fresh); });
         } catch (const std::system_error&) {
           // std::thread reports a failed pthread_create only by throwing.
           return DeadlineOutcome::kRefused;
         }
-        lane_ = std::move(fresh);
+        service_ = std::move(fresh);
       }
-      lane = lane_;
+      service = service_;
     }
     {
       const std::lock_guard lock(state->mutex);
       state->phase = Phase::kQueued;
     }
     {
-      const std::lock_guard lock(lane->mutex);
-      lane->queue.push_back(Task{body, state});
+      const std::lock_guard lock(service->mutex);
+      service->queue.push_back(Task{body, state});
     }
-    lane->wake.notify_one();
+    service->wake.notify_one();
 
     std::unique_lock lock(state->mutex);
     state->changed.wait_until(lock, deadline,
                               [&] { return state->phase == Phase::kDone || state->phase == Phase::kCancelled; });
     if (state->phase == Phase::kDone) return DeadlineOutcome::kReturned;
     if (state->phase == Phase::kCancelled) {
-      // Queued behind a call that got stuck: try again on a fresh lane
+      // Queued behind a call that got stuck: try again on a fresh service queue
       // while time is left.
       if (std::chrono::steady_clock::now() < deadline) continue;
       return DeadlineOutcome::kTimedOut;
     }
     if (state->phase == Phase::kQueued) {
       // Still waiting behind another caller's call at our deadline; that
-      // caller gives the lane up at its own deadline.
+      // caller gives the service queue up at its own deadline.
       state->phase = Phase::kCancelled;
       return DeadlineOutcome::kTimedOut;
     }
-    // Running and late: this call is stuck. Its lane is given up (queued
+    // Running and late: this call is stuck. Its service queue is given up (queued
     // calls move to a fresh one) and its thread left to finish alone.
     state->phase = Phase::kAbandoned;
     // Counted before the lock is let go: the thread uncounts it, under the
@@ -154,13 +154,13 @@ DeadlineOutcome DeadlineWorker::run(const std::function<void()>& body, std::chro
     lock.unlock();
     {
       const std::lock_guard worker_lock(mutex_);
-      if (lane_ == lane) {
-        lane_.reset();
+      if (service_ == service) {
+        service_.reset();
         thread_.detach();
         ++abandoned_;
       }
     }
-    lane->give_up();
+    service->give_up();
     return DeadlineOutcome::kTimedOut;
   }
 }

@@ -78,16 +78,16 @@ class DeadlineWorker {
   [[nodiscard]] int abandoned_threads() const;
 
  private:
-  struct Lane;
+  struct ServiceQueue;
 
-  // Queues `body` on the current lane (starting one if needed) and waits.
+  // Queues `body` on the current service queue (starting one if needed) and waits.
   DeadlineOutcome run(const std::function<void()>& body, std::chrono::nanoseconds timeout);
 
   std::shared_ptr<std::atomic<int>> stuck_calls_;
   int max_stuck_threads_;
   mutable std::mutex mutex_;
-  std::shared_ptr<Lane> lane_;  // guarded by mutex_; null until the first call and after a timeout
-  std::thread thread_;          // the current lane's thread; guarded by mutex_
+  std::shared_ptr<ServiceQueue> service_;  // guarded by mutex_; null until the first call and after a timeout
+  std::thread thread_;          // the current service queue's thread; guarded by mutex_
   int abandoned_ = 0;           // guarded by mutex_
 };
 

@@ -80,9 +80,9 @@ inline Status wait_ready(int ordinal, const ReadyQuery& query, const PollPolicy&
 // The error of a blocking call (blocking_call.hpp) that did not return: a
 // timeout retires the device, as a timed-out wait does. `where`: see
 // retire_after_timeout (the call's thread may still be inside the driver).
-inline Error blocking_call_error(int ordinal, BlockingCallOutcome outcome, const std::string& what, double timeout_s,
+inline Error blocking_call_error(int ordinal, DeadlineOutcome outcome, const std::string& what, double timeout_s,
                                  const std::string& where) {
-  if (outcome == BlockingCallOutcome::kRefused) {
+  if (outcome == DeadlineOutcome::kRefused) {
     return make_error(what + " could not be started: no thread for it");
   }
   return retire_after_timeout(ordinal, what + " did not complete within " + format_timeout_s(timeout_s), where);
@@ -92,9 +92,9 @@ inline Error blocking_call_error(int ordinal, BlockingCallOutcome outcome, const
 // not return: the device is retired as after any timeout (the call's thread
 // may still be inside the driver, pinning the range), but for host work, so
 // the GPU's verdict is inconclusive naming the host, not gpu_unresponsive.
-inline Error host_work_call_error(int ordinal, BlockingCallOutcome outcome, const std::string& what, double timeout_s,
+inline Error host_work_call_error(int ordinal, DeadlineOutcome outcome, const std::string& what, double timeout_s,
                                   const std::string& where) {
-  if (outcome == BlockingCallOutcome::kRefused) {
+  if (outcome == DeadlineOutcome::kRefused) {
     return make_error(what + " could not be started: no thread for it");
   }
   const std::string message = host_work_timeout_message(what, format_timeout_s(timeout_s), where, this_host_name());

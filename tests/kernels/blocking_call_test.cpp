@@ -57,9 +57,9 @@ bool no_call_stuck_within_5s() {
 
 TEST(BlockingCall, ACallThatReturnsInTimeGivesItsValueWithoutWaitingForTheDeadline) {
   const auto started = std::chrono::steady_clock::now();
-  BlockingCallResult<int> result = call_with_deadline([] { return 42; }, 30.0);
+  DeadlineCall<int> result = call_with_deadline([] { return 42; }, 30.0);
   EXPECT_LT(seconds_since(started), 5.0);
-  ASSERT_EQ(result.outcome, BlockingCallOutcome::kReturned);
+  ASSERT_EQ(result.outcome, DeadlineOutcome::kReturned);
   ASSERT_TRUE(result.value.has_value());
   EXPECT_EQ(*result.value, 42);
   EXPECT_EQ(stuck_blocking_calls(), 0);
@@ -68,8 +68,8 @@ TEST(BlockingCall, ACallThatReturnsInTimeGivesItsValueWithoutWaitingForTheDeadli
 TEST(BlockingCall, TheCallRunsOnAnotherThread) {
   // cudaSetDevice is per thread: callers must set the device inside the call.
   const std::thread::id caller = std::this_thread::get_id();
-  BlockingCallResult<std::thread::id> result = call_with_deadline([] { return std::this_thread::get_id(); }, 30.0);
-  ASSERT_EQ(result.outcome, BlockingCallOutcome::kReturned);
+  DeadlineCall<std::thread::id> result = call_with_deadline([] { return std::this_thread::get_id(); }, 30.0);
+  ASSERT_EQ(result.outcome, DeadlineOutcome::kReturned);
   EXPECT_NE(*result.value, caller);
 }
 
@@ -79,7 +79,7 @@ TEST(BlockingCall, ACallThatBlocksPastItsDeadlineIsGivenUpAtTheDeadline) {
   // caller's frame.
   auto written = std::make_shared<int>(0);
   const auto started = std::chrono::steady_clock::now();
-  BlockingCallResult<std::string> result = call_with_deadline(
+  DeadlineCall<std::string> result = call_with_deadline(
       [gate, written] {
         gate->wait();
         *written = 7;
@@ -87,7 +87,7 @@ TEST(BlockingCall, ACallThatBlocksPastItsDeadlineIsGivenUpAtTheDeadline) {
       },
       0.1);
   const double waited_s = seconds_since(started);
-  EXPECT_EQ(result.outcome, BlockingCallOutcome::kTimedOut);
+  EXPECT_EQ(result.outcome, DeadlineOutcome::kTimedOut);
   EXPECT_FALSE(result.value.has_value());
   EXPECT_GE(waited_s, 0.1);
   EXPECT_LT(waited_s, 2.0);
@@ -102,16 +102,16 @@ TEST(BlockingCall, ACallThatBlocksPastItsDeadlineIsGivenUpAtTheDeadline) {
 
 TEST(BlockingCall, AStuckCallDoesNotHoldUpTheNextOne) {
   auto gate = std::make_shared<Gate>();
-  BlockingCallResult<int> stuck = call_with_deadline(
+  DeadlineCall<int> stuck = call_with_deadline(
       [gate] {
         gate->wait();
         return 1;
       },
       0.05);
-  EXPECT_EQ(stuck.outcome, BlockingCallOutcome::kTimedOut);
+  EXPECT_EQ(stuck.outcome, DeadlineOutcome::kTimedOut);
   // A thread per call: the next call (another GPU's) is not queued behind it.
-  BlockingCallResult<int> next = call_with_deadline([] { return 2; }, 30.0);
-  ASSERT_EQ(next.outcome, BlockingCallOutcome::kReturned);
+  DeadlineCall<int> next = call_with_deadline([] { return 2; }, 30.0);
+  ASSERT_EQ(next.outcome, DeadlineOutcome::kReturned);
   EXPECT_EQ(*next.value, 2);
   gate->open();
   EXPECT_TRUE(no_call_stuck_within_5s());
@@ -121,8 +121,8 @@ TEST(BlockingCall, NonsenseTimeoutsCountAsZeroAndStillEnd) {
   for (double timeout_s : {-1.0, std::numeric_limits<double>::quiet_NaN()}) {
     auto gate = std::make_shared<Gate>();
     const auto started = std::chrono::steady_clock::now();
-    const BlockingCallOutcome outcome = run_blocking_call([gate] { gate->wait(); }, timeout_s);
-    EXPECT_EQ(outcome, BlockingCallOutcome::kTimedOut) << timeout_s;
+    const DeadlineOutcome outcome = run_blocking_call([gate] { gate->wait(); }, timeout_s);
+    EXPECT_EQ(outcome, DeadlineOutcome::kTimedOut) << timeout_s;
     EXPECT_LT(seconds_since(started), 2.0) << timeout_s;
     gate->open();
     EXPECT_TRUE(no_call_stuck_within_5s());
@@ -130,13 +130,13 @@ TEST(BlockingCall, NonsenseTimeoutsCountAsZeroAndStillEnd) {
 }
 
 TEST(BlockingCall, HugeTimeoutsDoNotOverflowTheClock) {
-  BlockingCallResult<int> result = call_with_deadline([] { return 3; }, std::numeric_limits<double>::infinity());
+  DeadlineCall<int> result = call_with_deadline([] { return 3; }, std::numeric_limits<double>::infinity());
   // Infinity is nonsense too, so it counts as zero: the call may or may not
   // be seen done, but the wait ends at once either way.
-  if (result.outcome == BlockingCallOutcome::kReturned) EXPECT_EQ(*result.value, 3);
+  if (result.outcome == DeadlineOutcome::kReturned) EXPECT_EQ(*result.value, 3);
   EXPECT_TRUE(no_call_stuck_within_5s());
-  BlockingCallResult<int> long_wait = call_with_deadline([] { return 4; }, 1e300);
-  ASSERT_EQ(long_wait.outcome, BlockingCallOutcome::kReturned);
+  DeadlineCall<int> long_wait = call_with_deadline([] { return 4; }, 1e300);
+  ASSERT_EQ(long_wait.outcome, DeadlineOutcome::kReturned);
   EXPECT_EQ(*long_wait.value, 4);
 }
 
