@@ -24,9 +24,9 @@
 #include <utility>
 #include <vector>
 
+#include "bench/detail/gpu_probe_common.hpp"
 #include "bench/gpu_groups.hpp"
 #include "bench/gpu_preconditions.hpp"
-#include "bench/detail/gpu_probe_common.hpp"
 #include "bench/probe.hpp"
 #include "bench/trials.hpp"
 #include "kernels/copy_stream.hpp"
@@ -156,7 +156,8 @@ class PerGpuProbe : public GpuProbe {
                        ProbeMeasurements& output) const = 0;
 
  private:
-  void run_on(const ProbeContext& context, const std::vector<GpuTarget>& targets, ProbeMeasurements& output) const final {
+  void run_on(const ProbeContext& context, const std::vector<GpuTarget>& targets,
+              ProbeMeasurements& output) const final {
     for (const GpuTarget& gpu : targets) {
       const std::optional<Placement> placement = placement_of(context, gpu, output);
       if (!placement) continue;
@@ -279,7 +280,8 @@ class PageableProbe final : public GpuProbe {
   // No latch, no registration: the driver stages through its own buffers.
   [[nodiscard]] bool latched() const override { return false; }
 
-  void run_on(const ProbeContext& context, const std::vector<GpuTarget>& targets, ProbeMeasurements& output) const override {
+  void run_on(const ProbeContext& context, const std::vector<GpuTarget>& targets,
+              ProbeMeasurements& output) const override {
     for (const GpuTarget& gpu : targets) {
       Placement placement = local_placement(context, gpu, output);
       const std::uint64_t size_bytes = std::min(context.config.size_bytes, kPageableMaxBytes);
@@ -368,7 +370,8 @@ class AllGpusProbe final : public GpuProbe {
   using GpuProbe::GpuProbe;
 
  protected:
-  void run_on(const ProbeContext& context, const std::vector<GpuTarget>& targets, ProbeMeasurements& output) const override {
+  void run_on(const ProbeContext& context, const std::vector<GpuTarget>& targets,
+              ProbeMeasurements& output) const override {
     for (Direction direction : kBothDirections) {
       std::vector<StreamSetup> setups;
       std::vector<GpuTarget> copied;
@@ -410,7 +413,8 @@ class GroupProbe final : public GpuProbe {
     return std::nullopt;
   }
 
-  void run_on(const ProbeContext& context, const std::vector<GpuTarget>& targets, ProbeMeasurements& output) const override {
+  void run_on(const ProbeContext& context, const std::vector<GpuTarget>& targets,
+              ProbeMeasurements& output) const override {
     for (const GpuGroup& group : shared_uplink_groups(context.evidence)) {
       // GPUs CUDA could not resolve were reported by resolve(); a group is
       // measured with the members that remain, if two or more do.
@@ -576,7 +580,7 @@ void add_gpu_probes(ProbeRegistry& registry) {
       std::make_unique<SingleGpuProbe>("remote_numa_ce", kRemoteNumaCeDescription,
                                        std::vector<Direction>(std::begin(kBothDirections), std::end(kBothDirections)),
                                        CopyMethod::kCopyEngine, Where::kRemote));
-  registry.push_back(std::make_unique<SweepProbe>("sweep_ce", kSweepCeDescription, false));
+  registry.push_back(std::make_unique<SweepProbe>(std::string(kSweepProbeKey), kSweepCeDescription, false));
 }
 
 }  // namespace pcieval

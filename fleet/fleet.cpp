@@ -125,6 +125,11 @@ FleetNode node_without_results(std::string host, std::string source, int exit_co
   return node;
 }
 
+std::string short_reason(const FleetNode& node) {
+  const std::string prefix = "pcieval " + std::string(to_string(node.overall)) + ": ";
+  return node.reason.starts_with(prefix) ? node.reason.substr(prefix.size()) : node.reason;
+}
+
 std::vector<FleetNode> deduplicate_hosts(std::vector<FleetInput> inputs, std::vector<std::string>& problems) {
   std::map<std::string, FleetInput> kept;
   for (FleetInput& input : inputs) {

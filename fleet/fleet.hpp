@@ -137,6 +137,10 @@ struct Fleet {
 // kExitInconclusive for a rank that timed out), `reason` saying why.
 [[nodiscard]] FleetNode node_without_results(std::string host, std::string source, int exit_code, std::string reason);
 
+// The node's summary without its "pcieval <overall>: " prefix, as the fleet
+// table and page list it (the overall has a column of its own).
+[[nodiscard]] std::string short_reason(const FleetNode& node);
+
 // One input of a merge: a node and when its document was written (the file's
 // modification time, seconds since the epoch), which decides between two
 // documents of the same host.

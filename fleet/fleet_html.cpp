@@ -58,13 +58,6 @@ std::string_view exit_meaning(int exit_code) {
   }
 }
 
-// The node's summary without its "pcieval <overall>: " prefix, as the table
-// prints it.
-std::string short_reason(const FleetNode& node) {
-  const std::string prefix = "pcieval " + std::string(to_string(node.overall)) + ": ";
-  return node.reason.starts_with(prefix) ? node.reason.substr(prefix.size()) : node.reason;
-}
-
 std::string direction_text(Direction direction) { return std::string(to_string(direction)); }
 
 // ---- verdict --------------------------------------------------------------

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "report/document_values.hpp"
 #include "report/input_file.hpp"
 // The field-by-field reader of report/ documents; the fleet document is one
 // of pcieval's documents and is read with the same strictness.
@@ -20,11 +21,9 @@ using json_document::DocumentReader;
 using json_document::Node;
 
 constexpr std::string_view kKind = "pcieval-fleet";
-constexpr std::array kOveralls = {Overall::kPass, Overall::kFail, Overall::kInconclusive};
+using document_values::kOveralls;
+using document_values::kStatuses;
 constexpr std::array kDirections = {Direction::kHostToDevice, Direction::kDeviceToHost, Direction::kHostToHost};
-constexpr std::array kStatuses = {VerdictStatus::kPass,         VerdictStatus::kLinkDowngraded,
-                                  VerdictStatus::kBandwidthLow, VerdictStatus::kLinkErrors,
-                                  VerdictStatus::kMissing,      VerdictStatus::kInconclusive};
 
 // Which GPUs a number is about (device id, model, link) and which number it
 // is (probe, direction): the fields a node's GPU measurement, a group and an

@@ -50,11 +50,8 @@ std::string printable(const std::string& text) {
   return out;
 }
 
-std::string short_reason(const FleetNode& node) {
-  const std::string prefix = "pcieval " + std::string(to_string(node.overall)) + ": ";
-  const std::string& reason = node.reason;
-  return printable(reason.starts_with(prefix) ? reason.substr(prefix.size()) : reason);
-}
+// The summary as the terminal may print it (printable: no control bytes).
+std::string printable_reason(const FleetNode& node) { return printable(short_reason(node)); }
 
 // A large fleet: the nodes that need a look, then the passing rest counted
 // per kind of node.
@@ -67,7 +64,7 @@ std::string overview_text(const Fleet& fleet, const FleetOverview& overview) {
     std::vector<Row> nodes{{"HOST", "VERDICT", "EXIT", "REASON"}};
     for (const FleetNode* node : overview.listed) {
       nodes.push_back({printable(node->host), std::string(to_string(node->overall)), std::to_string(node->exit_code),
-                       short_reason(*node)});
+                       printable_reason(*node)});
     }
     text += render_rows(nodes);
   }
@@ -95,7 +92,7 @@ std::string render_fleet_table(const Fleet& fleet) {
     std::vector<Row> nodes{{"HOST", "VERDICT", "EXIT", "REASON"}};
     for (const FleetNode* node : overview.listed) {
       nodes.push_back({printable(node->host), std::string(to_string(node->overall)), std::to_string(node->exit_code),
-                       short_reason(*node)});
+                       printable_reason(*node)});
     }
     text = render_rows(nodes);
   } else {

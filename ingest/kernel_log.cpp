@@ -212,9 +212,9 @@ constexpr EnumNames<KernelEventKind, 7> kKernelEventKindNames{
      {KernelEventKind::kGpuFellOffBus, "gpu_fell_off_bus"}}};
 static_assert(names_every_value_in_order(kKernelEventKindNames));
 
-class Reader {
+class KernelLogReader {
  public:
-  explicit Reader(std::string_view source) { capture_.source = std::string(source); }
+  explicit KernelLogReader(std::string_view source) { capture_.source = std::string(source); }
 
   // A line that holds a marker (see kMarkers), or a status dump line in the
   // kReportLines after one: read in full.
@@ -488,7 +488,7 @@ bool looks_like_kernel_log(std::string_view text) {
 }
 
 Result<KernelLogCapture> parse_kernel_log(std::string_view text, std::string_view source, std::size_t first_line) {
-  Reader reader(source);
+  KernelLogReader reader(source);
   std::size_t start = 0;                                     // the first line not yet read or counted
   std::size_t number = first_line > 0 ? first_line - 1 : 0;  // lines before `start`
   std::size_t read_until = 0;                                // the last line of the last marker line's report

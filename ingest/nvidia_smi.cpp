@@ -124,9 +124,9 @@ Field field_of(const std::vector<Section>& sections, std::string_view name) {
   return Field::kIgnored;
 }
 
-class Reader {
+class SmiTextReader {
  public:
-  explicit Reader(std::string_view source) { capture_.source = std::string(source); }
+  explicit SmiTextReader(std::string_view source) { capture_.source = std::string(source); }
 
   void line(std::string_view raw, std::size_t number) {
     const std::string_view text = trim_blanks(raw);
@@ -429,7 +429,7 @@ bool looks_like_nvidia_smi(std::string_view text) {
 }
 
 Result<NvidiaSmiCapture> parse_nvidia_smi(std::string_view text, std::string_view source) {
-  Reader reader(source);
+  SmiTextReader reader(source);
   std::size_t start = 0;
   std::size_t number = 0;
   while (start < text.size()) {

@@ -21,7 +21,10 @@ const tinyxml2::XMLElement* child(const tinyxml2::XMLElement* parent, const char
   return parent == nullptr ? nullptr : parent->FirstChildElement(name);
 }
 
-bool not_available(std::string_view value) {
+// No value, as nvidia-smi -q -x spells it: exactly, where the text reader's
+// not_available (nvidia_smi.cpp) also takes the case and bracket variants of
+// pasted text.
+bool xml_not_available(std::string_view value) {
   return value.empty() || value == "N/A" || value == "[N/A]" || value.starts_with("Unknown") ||
          value.starts_with("Not Supported");
 }
@@ -36,7 +39,7 @@ class GpuReader {
     const std::string_view value = text_of(element);
     if (auto parsed = parse(value)) {
       target = parsed;
-    } else if (!not_available(value)) {
+    } else if (!xml_not_available(value)) {
       gpu_.notes.push_back(std::string(source_) + ":" + std::to_string(element->GetLineNum()) + ": <" +
                            element->Name() + "> " + quoted(value) + " is not readable");
     }
@@ -44,7 +47,7 @@ class GpuReader {
 
   void read_gpu(const tinyxml2::XMLElement* element) {
     NvmlGpuLink& nvml = gpu_.nvml;
-    if (auto name = text_of(child(element, "product_name")); !not_available(name)) nvml.name = std::string(name);
+    if (auto name = text_of(child(element, "product_name")); !xml_not_available(name)) nvml.name = std::string(name);
     const auto* pci = child(element, "pci");
     const auto* link = child(pci, "pci_gpu_link_info");
     const auto* gen = child(link, "pcie_gen");

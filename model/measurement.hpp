@@ -78,6 +78,11 @@ struct TrialStats {
 // Rate of `bytes` moved in `seconds`, in GB/s. REQUIRES: seconds > 0.
 [[nodiscard]] double gbps_of(std::uint64_t bytes, double seconds);
 
+// The size sweep's probe key (bench/gpu_probes.cpp): one measurement per copy
+// size, which the table, Prometheus and the HTML report chart apart from the
+// per-GPU rows instead of listing each size.
+inline constexpr std::string_view kSweepProbeKey = "sweep_ce";
+
 struct Measurement {
   std::string probe;             // registry key, "h2d_ce"
   std::string subject;           // a GPU's address "0000:17:00.0", "numa0", or a group "port 0000:15:01.0"

@@ -3,6 +3,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 namespace pcieval {
 
@@ -46,6 +47,10 @@ std::string exact_size_text(std::uint64_t bytes) {
     return std::to_string(bytes >> 10) + " KiB";
   }
   return std::to_string(bytes) + " bytes";
+}
+
+std::string errno_text(int error_number) {
+  return error_number != 0 ? std::string(std::strerror(error_number)) : "unknown error";
 }
 
 }  // namespace pcieval

@@ -30,4 +30,8 @@ namespace pcieval {
 // IDs: hex_text(0x10de, 4) is "10de", a class code hex_text(0x030200, 6).
 [[nodiscard]] std::string hex_text(std::uint32_t value, int digits);
 
+// strerror's text of an errno value; "unknown error" for 0 (a call that
+// failed without setting errno).
+[[nodiscard]] std::string errno_text(int error_number);
+
 }  // namespace pcieval

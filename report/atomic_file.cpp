@@ -9,12 +9,10 @@
 #include <cstring>
 #include <vector>
 
+#include "report/detail/system_error.hpp"
+
 namespace pcieval {
 namespace {
-
-Error system_error(const std::string& what, const std::string& path, int error_number) {
-  return make_error(what + " " + path + ": " + std::strerror(error_number));
-}
 
 // write(2) may write less than asked (signals, pipes, full disks report
 // late), so loop until everything is out or a real error comes back.

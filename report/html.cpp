@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/measurement.hpp"
 #include "model/text.hpp"
 #include "report/address_tree.hpp"
 #include "report/html_page.hpp"
@@ -23,8 +24,6 @@ using html::none;
 using html::number_text;
 using html::overall_class;
 using html::section_open;
-
-constexpr std::string_view kSweepProbe = "sweep_ce";
 
 // The node page's own rules, after html::base_page_style(): the topology
 // tree, link badges, charts and findings. The page reads in grey too.
@@ -253,7 +252,7 @@ std::string measurements_section(const Results& results, std::span<const Bandwid
   std::string out = section_open("measurements", "Measurements against budgets");
   std::string rows;
   for (const Measurement& m : evidence.measurements) {
-    if (m.probe == kSweepProbe) continue;
+    if (m.probe == kSweepProbeKey) continue;
     const BandwidthBudget* budget = budget_for(m, budgets);
     rows += "<tr><td class=\"mono\">" + escape(m.probe) + "</td><td class=\"mono\">" + escape(m.subject) + "</td><td>" +
             escape(std::string(to_string(m.direction))) + "</td><td>" + escape(std::string(to_string(m.method))) +
@@ -324,7 +323,7 @@ std::string curves_section(const Results& results, std::span<const BandwidthBudg
   std::vector<std::pair<std::string, Direction>> order;
   std::map<std::pair<std::string, Direction>, std::vector<const Measurement*>> groups;
   for (const Measurement& m : results.evidence.measurements) {
-    if (m.probe != kSweepProbe) continue;
+    if (m.probe != kSweepProbeKey) continue;
     const auto key = std::make_pair(m.subject, m.direction);
     if (groups.count(key) == 0) order.push_back(key);
     groups[key].push_back(&m);
@@ -507,7 +506,7 @@ std::string finding(const Results& results, const Verdict& verdict, std::size_t 
   if (device != nullptr && !device->path.empty()) out += path_table(*device);
   std::string measured;
   for (const Measurement& m : evidence.measurements) {
-    if (m.subject != verdict.subject || m.probe == kSweepProbe) continue;
+    if (m.subject != verdict.subject || m.probe == kSweepProbeKey) continue;
     measured += "<li><code>" + escape(m.probe) + "</code> " + escape(std::string(to_string(m.direction))) + " " +
                 number_text(m.stats.median_gbps, 2) + " GB/s median of " + std::to_string(m.trials_gbps.size()) +
                 " trials</li>\n";

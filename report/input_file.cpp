@@ -10,14 +10,11 @@
 #include <utility>
 #include <vector>
 
+#include "report/detail/system_error.hpp"
 #include "report/file_descriptor.hpp"
 
 namespace pcieval {
 namespace {
-
-Error system_error(const std::string& what, const std::string& name, int error_number) {
-  return make_error(what + " " + name + ": " + std::strerror(error_number));
-}
 
 Error too_large(const std::string& name, std::size_t max_bytes, std::string_view what) {
   return make_error(name + " is larger than " + std::to_string(max_bytes >> 20) + " MiB: not " + std::string(what));

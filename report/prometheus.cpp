@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/measurement.hpp"
 #include "report/detail/utf8.hpp"
 
 namespace pcieval {
@@ -250,7 +251,6 @@ void write_counts(Exposition& out, const Results& results) {
 
 // The size sweep's points describe a curve, not the node: they would add a
 // series per copy size and none of them is what a verdict rests on.
-constexpr std::string_view kSweepProbe = "sweep_ce";
 
 // bdf names the GPU of a one-GPU measurement, so bandwidth series join to
 // pcieval_device_ok and the link series on it; group and host measurements
@@ -270,13 +270,13 @@ void write_measurements(Exposition& out, const Results& results) {
   out.begin_family("pcieval_bandwidth_gigabytes_per_second",
                    "Median bandwidth of a measurement of the last run in GB/s (1e9 bytes/s); size sweep left out.");
   for (const Measurement& measurement : measurements) {
-    if (measurement.probe == kSweepProbe || !std::isfinite(measurement.stats.median_gbps)) continue;
+    if (measurement.probe == kSweepProbeKey || !std::isfinite(measurement.stats.median_gbps)) continue;
     out.sample(measurement_labels(measurement), measurement.stats.median_gbps);
   }
   out.begin_family("pcieval_bandwidth_cv_ratio",
                    "Coefficient of variation of a measurement's trials (standard deviation over mean, a fraction).");
   for (const Measurement& measurement : measurements) {
-    if (measurement.probe == kSweepProbe || !std::isfinite(measurement.stats.cv)) continue;
+    if (measurement.probe == kSweepProbeKey || !std::isfinite(measurement.stats.cv)) continue;
     out.sample(measurement_labels(measurement), measurement.stats.cv);
   }
 }

@@ -11,10 +11,10 @@
 #include <utility>
 #include <vector>
 
+#include "report/detail/profile_json.hpp"
 #include "report/document_values.hpp"
 #include "report/input_file.hpp"
 #include "report/json_document.hpp"
-#include "report/detail/profile_json.hpp"
 
 namespace pcieval {
 namespace {
@@ -57,9 +57,9 @@ constexpr std::string_view kNotInDocument = "not in the results document";
 // A device's "unknown" entries, as the writer formats them: "<bdf>
 // <attribute>: <reason>", or "<bdf> <reason>" when the reason already starts
 // with the attribute.
-class UnknownReasons {
+class UnknownEntries {
  public:
-  explicit UnknownReasons(std::vector<std::string> entries) : entries_(std::move(entries)) {}
+  explicit UnknownEntries(std::vector<std::string> entries) : entries_(std::move(entries)) {}
 
   // The entry's text after "<bdf> ": it starts with the attribute, so the
   // writer turns it back into the same entry.
@@ -177,7 +177,7 @@ struct PortFields {
   StateFields max;
   StateFields current;
 
-  [[nodiscard]] PortLinkReading resolve(const UnknownReasons& unknown) const {
+  [[nodiscard]] PortLinkReading resolve(const UnknownEntries& unknown) const {
     PortLinkReading port;
     port.max_speed = unknown.reading(max.gen, bdf, "max_link_speed");
     port.max_width = unknown.reading(max.width, bdf, "max_link_width");
@@ -211,7 +211,7 @@ std::optional<Locality> read_locality(DocumentReader& in, const Node& node) {
 // hwloc's, so for these two an "unknown" entry, not a null, is what says the
 // sysfs reading failed (the value shown is then hwloc's, kept in locality).
 template <class T>
-Reading<T> sysfs_reading(const std::optional<T>& shown, const UnknownReasons& unknown, const PciAddress& bdf,
+Reading<T> sysfs_reading(const std::optional<T>& shown, const UnknownEntries& unknown, const PciAddress& bdf,
                          std::string_view attribute) {
   if (auto reason = unknown.find(bdf, attribute)) return *reason;
   return unknown.reading(shown, bdf, attribute);
@@ -298,7 +298,7 @@ DeviceRecord read_device(DocumentReader& in, const Node& node, int minor) {
   function.aer.nonfatal = read_counters(in, in.member(aer, "nonfatal"));
   record.notes = in.strings(in.member(node, "notes"));
 
-  const UnknownReasons unknown(in.strings(in.member(node, "unknown")));
+  const UnknownEntries unknown(in.strings(in.member(node, "unknown")));
   if (const auto nvml = field_since_1_1(in, node, "nvml", minor)) record.nvml = read_nvml(in, *nvml);
   function.numa_node = sysfs_reading(numa_node, unknown, function.bdf, "numa_node");
   function.local_cpulist = sysfs_reading(cpulist, unknown, function.bdf, "local_cpulist");

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "model/measurement.hpp"
 #include "model/text.hpp"
 
 namespace pcieval {
@@ -165,7 +166,6 @@ Row device_row(const Results& results, const DeviceRecord& record, std::span<con
 }
 
 // The probe whose measurements are a bandwidth curve, not verdict numbers.
-constexpr std::string_view kSweepProbe = "sweep_ce";
 
 std::string host_numa_text(const Measurement& measurement) {
   if (!measurement.host_numa_node) return "-";
@@ -190,7 +190,7 @@ std::string measurements_table(const std::vector<Measurement>& measurements, std
   std::vector<Row> rows;
   rows.push_back({"PROBE", "SUBJECT", "DIR", "SIZE", "MEDIAN GB/s", "MIN", "MAX", "CV %", "HOST NUMA", "BUDGET"});
   for (const Measurement& m : measurements) {
-    if (m.probe == kSweepProbe) continue;
+    if (m.probe == kSweepProbeKey) continue;
     rows.push_back({m.probe, m.subject, std::string(to_string(m.direction)),
                     binary_size_text(static_cast<double>(m.size_bytes)), fixed_text(m.stats.median_gbps, 2),
                     fixed_text(m.stats.min_gbps, 2), fixed_text(m.stats.max_gbps, 2), fixed_text(m.stats.cv * 100, 1),
@@ -208,7 +208,7 @@ std::string sweep_section(const std::vector<Measurement>& measurements) {
   std::vector<std::string> names;
   std::map<std::string, std::vector<const Measurement*>> curves;
   for (const Measurement& m : measurements) {
-    if (m.probe != kSweepProbe) continue;
+    if (m.probe != kSweepProbeKey) continue;
     std::string name = m.subject + " " + std::string(to_string(m.direction));
     if (m.host_memory != HostMemory::kPinned) name += " " + std::string(to_string(m.host_memory));
     if (m.aggregation != Aggregation::kAlone) name += " " + std::string(to_string(m.aggregation));
@@ -217,7 +217,7 @@ std::string sweep_section(const std::vector<Measurement>& measurements) {
     it->second.push_back(&m);
   }
   if (names.empty()) return "";
-  std::string out = "SIZE SWEEP (" + std::string(kSweepProbe) + ", median GB/s by copy size)\n";
+  std::string out = "SIZE SWEEP (" + std::string(kSweepProbeKey) + ", median GB/s by copy size)\n";
   for (const std::string& name : names) {
     std::vector<const Measurement*>& points = curves[name];
     std::stable_sort(points.begin(), points.end(),

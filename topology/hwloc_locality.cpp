@@ -11,10 +11,10 @@
 #include <system_error>
 #include <utility>
 
+#include "model/text.hpp"
+
 namespace pcieval {
 namespace {
-
-std::string errno_text(int err) { return err != 0 ? std::string(std::strerror(err)) : "unknown error"; }
 
 // Creates a topology that keeps every I/O object: hwloc's default drops
 // bridges, and the bridges are what the path is compared against.

@@ -16,9 +16,6 @@
 namespace pcieval {
 namespace {
 
-constexpr std::string_view kCurrentLinkSpeed = "current_link_speed";
-constexpr std::string_view kCurrentLinkWidth = "current_link_width";
-
 // "32.0 GT/s PCIe\n" and "16\n": anything longer is not a link attribute.
 constexpr std::size_t kLinkAttributeBytes = 64;
 

@@ -9,10 +9,10 @@
 #include <string>
 #include <utility>
 
+#include "model/text.hpp"
+
 namespace pcieval {
 namespace {
-
-std::string errno_text(int err) { return err != 0 ? std::string(std::strerror(err)) : "unknown error"; }
 
 hwloc_obj_t numa_node_obj(hwloc_topology_t topology, int numa_node) {
   if (numa_node < 0) return nullptr;

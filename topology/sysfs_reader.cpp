@@ -21,8 +21,6 @@ namespace {
 
 constexpr std::string_view kMaxLinkSpeed = "max_link_speed";
 constexpr std::string_view kMaxLinkWidth = "max_link_width";
-constexpr std::string_view kCurrentLinkSpeed = "current_link_speed";
-constexpr std::string_view kCurrentLinkWidth = "current_link_width";
 
 // A function that fell off the bus reads all ones; the 6-bit width field of
 // LnkSta/LnkCap then reads 63.

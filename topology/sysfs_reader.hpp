@@ -13,6 +13,11 @@
 
 namespace pcieval {
 
+// The sysfs attributes of a port's negotiated link, which the link sampler
+// reads again and again under load.
+inline constexpr std::string_view kCurrentLinkSpeed = "current_link_speed";
+inline constexpr std::string_view kCurrentLinkWidth = "current_link_width";
+
 // Caveats met while reading that do not fit a Reading<T>: an unreadable vendor
 // or class (the function is kept, as kind other), a malformed AER line, a
 // directory entry that is not a PCI function.
