@@ -10,6 +10,10 @@ function(pcieval_add_layer name)
   file(MAKE_DIRECTORY "${include_root}")
   file(CREATE_LINK "${CMAKE_CURRENT_SOURCE_DIR}" "${include_root}/${name}" SYMBOLIC)
   add_library(pcieval_${name} STATIC ${ARG_SOURCES})
+  # A batch of a layer's files per compiler run: most of a TU's time is the
+  # same standard, nlohmann and model/ headers (PCIEVAL_UNITY_BUILD).
+  set_target_properties(pcieval_${name} PROPERTIES UNITY_BUILD ${PCIEVAL_UNITY_BUILD}
+                                                   UNITY_BUILD_BATCH_SIZE ${PCIEVAL_UNITY_BATCH_SIZE})
   target_include_directories(pcieval_${name} PUBLIC "${include_root}")
   target_compile_options(pcieval_${name} PRIVATE
     $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wconversion -Werror=return-type>)
