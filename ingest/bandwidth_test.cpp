@@ -10,12 +10,6 @@
 namespace pcieval {
 namespace {
 
-// The shared line and number readers of tool output.
-using tool_text::fields;
-using tool_text::Line;
-using tool_text::parse_count;
-using tool_text::parse_number;
-
 constexpr std::uint64_t kMaxDevices = 4096;
 // Old samples' "MB" is 2^20 bytes (see the header).
 constexpr double kGbpsPerMibps = 1048576.0 / 1e9;
@@ -51,10 +45,10 @@ std::optional<Table> table_header(std::string_view t) {
   } else {
     return std::nullopt;
   }
-  const auto cells = fields(rest);
+  const auto cells = tool_text::fields(rest);
   for (std::size_t i = 0; i + 1 < cells.size(); ++i) {
     if (cells[i + 1].starts_with("Device(s)")) {
-      if (const auto count = parse_count(cells[i]); count && *count >= 1 && *count <= kMaxDevices) {
+      if (const auto count = tool_text::parse_count(cells[i]); count && *count >= 1 && *count <= kMaxDevices) {
         table.devices = *count;
       }
     }
@@ -72,7 +66,7 @@ struct Run {
 };
 
 ToolMeasurement make_measurement(const Table& table, const Run& run, std::uint64_t size_bytes, double gbps,
-                         std::string_view source, std::size_t line) {
+                                 std::string_view source, std::size_t line) {
   ToolMeasurement printed;
   Measurement& m = printed.measurement;
   m.probe = probe_of(table.kind, table.memory);
@@ -112,22 +106,22 @@ bool read_csv_line(std::string_view t, const Run& run, ToolCapture& capture, std
   }
   table.memory = what.substr(4).starts_with("Paged") || what.substr(4).starts_with("Pageable") ? HostMemory::kPageable
                                                                                                : HostMemory::kPinned;
-  const auto cells = fields(t);
+  const auto cells = tool_text::fields(t);
   std::optional<double> rate;
   std::optional<double> unit;
   std::optional<std::uint64_t> size;
   for (std::size_t i = 0; i + 2 < cells.size(); ++i) {
     if (cells[i] == "Bandwidth" && cells[i + 1] == "=" && i + 3 < cells.size()) {
-      rate = parse_number(cells[i + 2]);
+      rate = tool_text::parse_number(cells[i + 2]);
       const std::string_view u = cells[i + 3];
       if (u.starts_with("GB/s")) unit = 1.0;
       if (u.starts_with("MB/s")) unit = kGbpsPerMibps;
     }
-    if (cells[i] == "Size" && cells[i + 1] == "=") size = parse_count(cells[i + 2]);
+    if (cells[i] == "Size" && cells[i + 1] == "=") size = tool_text::parse_count(cells[i + 2]);
     if (cells[i] == "NumDevsUsed" && cells[i + 1] == "=") {
       std::string_view n = cells[i + 2];
       if (n.ends_with(',')) n.remove_suffix(1);
-      if (const auto devices = parse_count(n); devices && *devices >= 1 && *devices <= kMaxDevices) {
+      if (const auto devices = tool_text::parse_count(n); devices && *devices >= 1 && *devices <= kMaxDevices) {
         table.devices = *devices;
       }
     }
@@ -148,7 +142,7 @@ Result<ToolCapture> parse_bandwidth_test(std::string_view text, std::string_view
   bool device_to_device = false;
   std::size_t mib_rows = 0;
 
-  for (const Line& line : tool_text::split_lines(text)) {
+  for (const tool_text::Line& line : tool_text::split_lines(text)) {
     const std::string_view t = trim(line.text);
     if (t.empty()) continue;
     if (t.starts_with("[CUDA Bandwidth Test]") || t.starts_with("[bandwidthTest]")) {
@@ -158,7 +152,8 @@ Result<ToolCapture> parse_bandwidth_test(std::string_view text, std::string_view
     }
     if (t.starts_with("Device ") && t.size() > 7 && t[7] >= '0' && t[7] <= '9') {
       const auto colon = t.find(':');
-      const auto index = colon == std::string_view::npos ? std::nullopt : parse_count(t.substr(7, colon - 7));
+      const auto index =
+          colon == std::string_view::npos ? std::nullopt : tool_text::parse_count(t.substr(7, colon - 7));
       if (index && *index < kMaxDevices) {
         const int device = static_cast<int>(*index);
         // A run lists its devices before its first table; a line after a
@@ -186,10 +181,10 @@ Result<ToolCapture> parse_bandwidth_test(std::string_view text, std::string_view
       if (t.find("Bandwidth(MB/s)") != std::string_view::npos) table->gbps_per_unit = kGbpsPerMibps;
       continue;
     }
-    const auto cells = fields(t);
+    const auto cells = tool_text::fields(t);
     if (table && table->gbps_per_unit && cells.size() == 2) {
-      const auto size = parse_count(cells[0]);
-      const auto rate = parse_number(cells[1]);
+      const auto size = tool_text::parse_count(cells[0]);
+      const auto rate = tool_text::parse_number(cells[1]);
       if (size && *size > 0 && rate && *rate >= 0 && *rate * *table->gbps_per_unit <= kMaxPlausibleGbps) {
         if (table->kind != Kind::kDeviceToDevice) {
           if (*table->gbps_per_unit != 1.0) ++mib_rows;

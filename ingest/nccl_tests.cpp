@@ -15,12 +15,6 @@
 namespace pcieval {
 namespace {
 
-// The shared line and number readers of tool output.
-using tool_text::fields;
-using tool_text::Line;
-using tool_text::parse_count;
-using tool_text::parse_number;
-
 constexpr std::size_t kMaxRanks = 65536;
 
 struct Half {
@@ -84,11 +78,11 @@ std::optional<Columns> header_columns(const std::vector<std::string_view>& cells
 
 std::optional<NcclRow> read_half(const std::vector<std::string_view>& cells, const Columns& c, const Half& h,
                                  bool in_place, std::size_t line) {
-  const auto size = parse_count(cells[c.size]);
-  const auto count = parse_count(cells[c.count]);
-  const auto time = parse_number(cells[h.time]);
-  const auto algbw = parse_number(cells[h.algbw]);
-  const auto busbw = parse_number(cells[h.busbw]);
+  const auto size = tool_text::parse_count(cells[c.size]);
+  const auto count = tool_text::parse_count(cells[c.count]);
+  const auto time = tool_text::parse_number(cells[h.time]);
+  const auto algbw = tool_text::parse_number(cells[h.algbw]);
+  const auto busbw = tool_text::parse_number(cells[h.busbw]);
   if (!size || !count || !time || !algbw || !busbw) return std::nullopt;
   if (*algbw < 0 || *busbw < 0 || *algbw > kMaxPlausibleGbps || *busbw > kMaxPlausibleGbps || *time < 0) {
     return std::nullopt;
@@ -102,7 +96,7 @@ std::optional<NcclRow> read_half(const std::vector<std::string_view>& cells, con
   row.time_us = *time;
   row.algbw_gbps = *algbw;
   row.busbw_gbps = *busbw;
-  if (h.wrong_counts) row.wrong_elements = parse_number(cells[h.wrong]);  // "N/A" when -c 0
+  if (h.wrong_counts) row.wrong_elements = tool_text::parse_number(cells[h.wrong]);  // "N/A" when -c 0
   row.line = line;
   return row;
 }
@@ -118,7 +112,7 @@ void read_rank_line(const std::vector<std::string_view>& cells, ToolCapture& cap
   capture.nccl_ranks = capture.nccl_ranks.value_or(0) + 1;
   if (first_host.empty()) first_host = std::string(host);
   if (device_at == 0 || device_at + 1 >= cells.size() || host != first_host) return;
-  const auto device = parse_count(cells[device_at]);
+  const auto device = tool_text::parse_count(cells[device_at]);
   if (!device || *device >= kMaxRanks) return;
   const std::string_view bracket = cells[device_at + 1];
   if (bracket.size() > 2 && bracket.front() == '[' && bracket.back() == ']') {
@@ -226,8 +220,8 @@ Result<ToolCapture> parse_nccl_tests(std::string_view text, std::string_view sou
   std::string first_host;
   std::optional<std::string> p2p_disabled_at;
 
-  for (const Line& line : tool_text::split_lines(text)) {
-    const auto cells = fields(line.text);
+  for (const tool_text::Line& line : tool_text::split_lines(text)) {
+    const auto cells = tool_text::fields(line.text);
     if (cells.empty()) continue;
     if (!p2p_disabled_at && disables_p2p(line.text)) {
       p2p_disabled_at = capture.source + ":" + std::to_string(line.number);
@@ -245,7 +239,7 @@ Result<ToolCapture> parse_nccl_tests(std::string_view text, std::string_view sou
       }
       continue;  // the rest of nccl-tests' '#' lines are settings and footers
     }
-    if (columns && cells.size() >= columns->needed && parse_count(cells[0])) {
+    if (columns && cells.size() >= columns->needed && tool_text::parse_count(cells[0])) {
       bool read = false;
       if (auto row = read_half(cells, *columns, columns->out_of_place, false, line.number)) {
         capture.nccl_rows.push_back(std::move(*row));
@@ -348,7 +342,8 @@ Result<ToolCapture> parse_nccl_tests_json(std::string_view text, std::string_vie
     }
   }
   if (capture.nccl_rows.empty()) return make_error(capture.source + ": nccl-tests JSON with no result");
-  add_all_reduce_measurements(capture, env_disables_p2p(document) ? std::optional(capture.source + ": env") : std::nullopt);
+  add_all_reduce_measurements(capture,
+                              env_disables_p2p(document) ? std::optional(capture.source + ": env") : std::nullopt);
   return capture;
 }
 

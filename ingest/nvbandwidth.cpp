@@ -16,13 +16,6 @@
 namespace pcieval {
 namespace {
 
-// The shared line and number readers of tool output.
-using tool_text::fields;
-using tool_text::Line;
-using tool_text::parse_count;
-using tool_text::parse_number;
-using tool_text::quote;
-
 // A rate above this is not a bandwidth any bus carries: the text was damaged.
 // Matrices are one row per host or GPU; more than this is not nvbandwidth's.
 constexpr std::size_t kMaxMatrixIndex = 4096;
@@ -72,8 +65,9 @@ bool plausible_name(std::string_view name) {
   return true;
 }
 
-ToolMeasurement make_measurement(std::string_view test, const TestKind& kind, int gpu, double gbps, std::string_view source,
-                         std::size_t line, std::uint64_t size_bytes = kDefaultBufferBytes) {
+ToolMeasurement make_measurement(std::string_view test, const TestKind& kind, int gpu, double gbps,
+                                 std::string_view source, std::size_t line,
+                                 std::uint64_t size_bytes = kDefaultBufferBytes) {
   ToolMeasurement printed;
   Measurement& m = printed.measurement;
   m.probe = "nvbandwidth_" + std::string(test);
@@ -108,7 +102,7 @@ struct Cell {
 
 Cell read_cell(std::string_view text) {
   if (text == "N/A") return {};
-  const auto value = parse_number(text);
+  const auto value = tool_text::parse_number(text);
   if (!value || *value < 0 || *value > kMaxPlausibleGbps) return {std::nullopt, true};
   return {value, false};
 }
@@ -117,7 +111,7 @@ Cell read_cell(std::string_view text) {
 void read_device_line(std::string_view text, ToolCapture& capture) {
   const auto colon = text.find(':');
   if (colon == std::string_view::npos) return;
-  const auto index = parse_count(text.substr(7, colon - 7));
+  const auto index = tool_text::parse_count(text.substr(7, colon - 7));
   if (!index || *index > kMaxMatrixIndex) return;
   std::string_view name = text.substr(colon + 1);
   while (name.starts_with(' ')) name.remove_prefix(1);
@@ -146,7 +140,7 @@ struct TextTest {
 bool is_header_row(const std::vector<std::string_view>& cells) {
   if (cells.empty()) return false;
   for (std::string_view cell : cells) {
-    if (!parse_count(cell)) return false;
+    if (!tool_text::parse_count(cell)) return false;
   }
   return true;
 }
@@ -174,7 +168,7 @@ Result<ToolCapture> parse_nvbandwidth(std::string_view text, std::string_view so
   std::set<std::string> other_tests;
   std::size_t bad_cells = 0;
 
-  for (const Line& line : tool_text::split_lines(text)) {
+  for (const tool_text::Line& line : tool_text::split_lines(text)) {
     std::string_view t = line.text;
     while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
     while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
@@ -206,7 +200,7 @@ Result<ToolCapture> parse_nvbandwidth(std::string_view text, std::string_view so
     }
     if (t.starts_with("Waived") || t.starts_with("ERROR") || t.starts_with("Not Found")) {
       capture.notes.push_back(capture.source + ":" + std::to_string(line.number) + ": " +
-                              (test ? test->name + " " : std::string()) + quote(t));
+                              (test ? test->name + " " : std::string()) + tool_text::quote(t));
       test.reset();
       continue;
     }
@@ -215,15 +209,15 @@ Result<ToolCapture> parse_nvbandwidth(std::string_view text, std::string_view so
       test->gpu_column = gpu_is_column(t);
       continue;
     }
-    const auto cells = fields(t);
+    const auto cells = tool_text::fields(t);
     if (test && test->described && !test->header && is_header_row(cells)) {
       test->header = true;
       continue;
     }
-    if (test && test->header && cells.size() >= 2 && parse_count(cells[0])) {
+    if (test && test->header && cells.size() >= 2 && tool_text::parse_count(cells[0])) {
       ++test->rows;
       if (!test->kind || !test->gpu_column) continue;
-      const auto row = parse_count(cells[0]).value();
+      const auto row = tool_text::parse_count(cells[0]).value();
       if (row > kMaxMatrixIndex) continue;
       // One host (row 0) per GPU column; a GPU row has one host column.
       for (std::size_t column = 1; column < cells.size() && column <= kMaxMatrixIndex + 1; ++column) {
@@ -296,7 +290,7 @@ Result<ToolCapture> parse_nvbandwidth_json(std::string_view text, std::string_vi
     const auto status = testcase.find("status");
     if (status != testcase.end() && status->is_string() && *status != "Passed" && *status != "passed") {
       capture.notes.push_back(capture.source + ":" + std::to_string(line) + ": " + name + " " +
-                              quote(status->get<std::string>()));
+                              tool_text::quote(status->get<std::string>()));
       continue;
     }
     const auto description = testcase.find("bandwidth_description");
