@@ -580,7 +580,7 @@ void add_gpu_probes(ProbeRegistry& registry) {
       std::make_unique<SingleGpuProbe>("remote_numa_ce", kRemoteNumaCeDescription,
                                        std::vector<Direction>(std::begin(kBothDirections), std::end(kBothDirections)),
                                        CopyMethod::kCopyEngine, Where::kRemote));
-  registry.push_back(std::make_unique<SweepProbe>(std::string(kSweepProbeKey), kSweepCeDescription, false));
+  registry.push_back(std::make_unique<SweepProbe>(kSweepProbeKey, kSweepCeDescription, false));
 }
 
 }  // namespace pcieval
