@@ -8,7 +8,9 @@
 # Runs check (every fixture machine, from its sysfs tree and from its hwloc
 # XML), diagnose (every capture of tests/fixtures/captures and, when given, of
 # a corpus folder), validate, report, compare and fleet merge on what check
-# wrote. Each command's stdout, stderr and exit code are kept with its files.
+# wrote, and check --list-probes: check runs with --no-probes (measured
+# numbers differ from run to run), so the probe registry is compared by its
+# listing. Each command's stdout, stderr and exit code are kept with its files.
 # What differs from run to run (clock times, durations, this machine's name,
 # the scratch paths) is replaced by a fixed word before the files are kept.
 set -euo pipefail
@@ -109,6 +111,7 @@ done
 run compare-gen4-vs-x8 compare "$work/hgx_a100_8gpu_gen4.json" "$work/hgx_a100_8gpu_gpu_x8.json"
 run compare-x8-vs-gen4 compare "$work/hgx_a100_8gpu_gpu_x8.json" "$work/hgx_a100_8gpu_gen4.json"
 run fleet-merge fleet merge "${documents[@]}" -o fleet.json --html fleet.html
+run list-probes check --list-probes
 run usage-unknown-command chek
 run usage-bad-rounds check --rounds 0
 
