@@ -31,7 +31,7 @@ struct ProbeOptions {
 
 // What one round of the probes gave.
 struct RoundOutcome {
-  int index = 1;        // 1, 2, ...
+  int index = 1;             // 1, 2, ...
   RoundMeasurements probes;  // probes.interrupted: a stop request skipped a probe of this round
   // The link samples taken during the round, on the run's clock (seconds
   // since it started, like start_s and end_s).

@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
-#include "bench/gpu_groups.hpp"
 #include "bench/detail/gpu_probe_common.hpp"
 #include "bench/detail/nccl_session.hpp"
+#include "bench/gpu_groups.hpp"
 #include "bench/trials.hpp"
 #include "kernels/cuda_device.hpp"
 #include "kernels/nccl_rank.hpp"

@@ -152,6 +152,6 @@ struct RoundMeasurements {
 // "--full only"). An observer, when given, is told as each probe that runs
 // starts and ends (on this thread); the engine itself prints nothing.
 [[nodiscard]] RoundMeasurements run_probes(const ProbeRegistry& registry, const ProbeContext& context,
-                                      ProbeObserver* observer = nullptr);
+                                           ProbeObserver* observer = nullptr);
 
 }  // namespace pcieval

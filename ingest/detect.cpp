@@ -6,13 +6,13 @@
 #include <vector>
 
 #include "ingest/bandwidth_test.hpp"
+#include "ingest/detail/stamped_lines.hpp"
 #include "ingest/kernel_log.hpp"
 #include "ingest/lspci.hpp"
 #include "ingest/nccl_tests.hpp"
 #include "ingest/nvbandwidth.hpp"
 #include "ingest/nvidia_smi.hpp"
 #include "ingest/nvidia_smi_xml.hpp"
-#include "ingest/detail/stamped_lines.hpp"
 
 namespace pcieval {
 namespace {

@@ -6,8 +6,8 @@
 #include <optional>
 #include <string_view>
 
-#include "ingest/kernel_log.hpp"
 #include "ingest/detail/lspci_text.hpp"
+#include "ingest/kernel_log.hpp"
 
 namespace pcieval {
 namespace {

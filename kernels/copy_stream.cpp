@@ -1,3 +1,5 @@
+#include "kernels/copy_stream.hpp"
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -8,9 +10,8 @@
 #include <vector>
 
 #include "kernels/blocking_call.hpp"
-#include "kernels/copy_stream.hpp"
-#include "kernels/detail/cuda_check.cuh"
 #include "kernels/cuda_device.hpp"
+#include "kernels/detail/cuda_check.cuh"
 #include "kernels/detail/kernels.cuh"
 #include "kernels/pattern.hpp"
 

@@ -1,3 +1,5 @@
+#include "kernels/cuda_device.hpp"
+
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 
@@ -6,7 +8,6 @@
 #include <string>
 
 #include "kernels/detail/cuda_check.cuh"
-#include "kernels/cuda_device.hpp"
 #include "kernels/detail/kernels.cuh"
 
 namespace pcieval {

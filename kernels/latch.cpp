@@ -1,3 +1,5 @@
+#include "kernels/latch.hpp"
+
 #include <cuda_runtime.h>
 
 #include <atomic>
@@ -6,7 +8,6 @@
 
 #include "kernels/detail/cuda_check.cuh"
 #include "kernels/detail/kernels.cuh"
-#include "kernels/latch.hpp"
 
 namespace pcieval {
 namespace {

@@ -3,8 +3,8 @@
 #include <string>
 #include <utility>
 
-#include "kernels/detail/cuda_check.cuh"
 #include "kernels/cuda_device.hpp"
+#include "kernels/detail/cuda_check.cuh"
 #include "kernels/detail/kernels.cuh"
 #include "kernels/nccl_rank.hpp"
 

@@ -1,3 +1,5 @@
+#include "kernels/resources.hpp"
+
 #include <cuda_runtime.h>
 
 #include <cstring>
@@ -5,7 +7,6 @@
 #include <utility>
 
 #include "kernels/detail/cuda_check.cuh"
-#include "kernels/resources.hpp"
 
 namespace pcieval {
 

@@ -6,8 +6,8 @@
 #include <initializer_list>
 
 #include "model/text.hpp"
-#include "report/input_file.hpp"
 #include "report/detail/profile_json.hpp"
+#include "report/input_file.hpp"
 
 namespace pcieval {
 namespace {

@@ -87,8 +87,8 @@ class DeadlineWorker {
   int max_stuck_threads_;
   mutable std::mutex mutex_;
   std::shared_ptr<ServiceQueue> service_;  // guarded by mutex_; null until the first call and after a timeout
-  std::thread thread_;          // the current service queue's thread; guarded by mutex_
-  int abandoned_ = 0;           // guarded by mutex_
+  std::thread thread_;                     // the current service queue's thread; guarded by mutex_
+  int abandoned_ = 0;                      // guarded by mutex_
 };
 
 }  // namespace pcieval

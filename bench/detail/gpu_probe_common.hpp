@@ -123,7 +123,8 @@ void add_group_failure(ProbeMeasurements& output, const std::vector<GpuTarget>& 
                                              Aggregation aggregation, std::vector<double> trials_gbps);
 // The latch every trial of `gpu` queues behind; nullopt, with the GPU's
 // fault recorded, when it cannot be created.
-[[nodiscard]] std::optional<Latch> gpu_latch(const ProbeContext& context, const GpuTarget& gpu, ProbeMeasurements& output);
+[[nodiscard]] std::optional<Latch> gpu_latch(const ProbeContext& context, const GpuTarget& gpu,
+                                             ProbeMeasurements& output);
 [[nodiscard]] Result<StreamSetup> set_up_stream(const ProbeContext& context, const GpuTarget& gpu, Direction direction,
                                                 CopyMethod method, Placement placement, std::uint64_t bytes);
 [[nodiscard]] std::optional<int> common_node(const std::vector<StreamSetup>& setups);

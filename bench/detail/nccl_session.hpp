@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "bench/nccl_library.hpp"
 #include "bench/detail/scoped_environment.hpp"
+#include "bench/nccl_library.hpp"
 #include "kernels/deadline_wait.hpp"
 #include "kernels/nccl_rank.hpp"
 #include "model/result.hpp"

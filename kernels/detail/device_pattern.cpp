@@ -1,3 +1,5 @@
+#include "kernels/detail/device_pattern.hpp"
+
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -5,7 +7,6 @@
 #include <string>
 
 #include "kernels/detail/cuda_check.cuh"
-#include "kernels/detail/device_pattern.hpp"
 #include "kernels/detail/kernels.cuh"
 #include "kernels/pattern.hpp"
 

@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "bench/nccl_part.hpp"
 #include "bench/detail/scoped_environment.hpp"
+#include "bench/nccl_part.hpp"
 #include "kernels/cuda_device.hpp"
 
 namespace pcieval {

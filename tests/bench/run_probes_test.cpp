@@ -222,7 +222,7 @@ TEST_F(GpuFaultRecording, AGroupFailureBecomesTheFaultOfTheGpuThatHung) {
   ProbeMeasurements output;
   retire_cuda_device(1, "cudaMemcpyAsync h2d did not complete within 30 s on 0000:2a:00.0");
   gpu_probe_common::add_group_failure(output, {hung_, healthy_}, "all GPUs h2d (0000:2a:00.0, 0000:3a:00.0)",
-                                     "cudaMemcpyAsync h2d did not complete within 30 s on 0000:2a:00.0");
+                                      "cudaMemcpyAsync h2d did not complete within 30 s on 0000:2a:00.0");
   EXPECT_TRUE(output.errors.empty());
   ASSERT_EQ(output.gpu_faults.size(), 1u);
   EXPECT_EQ(to_string(output.gpu_faults[0].gpu), "0000:2a:00.0");
@@ -235,7 +235,7 @@ TEST_F(GpuFaultRecording, AGroupFailureBecomesTheFaultOfTheGpuThatHung) {
 TEST_F(GpuFaultRecording, AGroupFailureWithNoGpuRetiredIsTheGroupsError) {
   ProbeMeasurements output;
   gpu_probe_common::add_group_failure(output, {hung_, healthy_}, "port 0000:17:00.0 h2d (0000:2a:00.0, 0000:3a:00.0)",
-                                     "the latch timed out after 5 s");
+                                      "the latch timed out after 5 s");
   EXPECT_TRUE(output.gpu_faults.empty());
   EXPECT_EQ(output.errors, std::vector<std::string>{
                                "port 0000:17:00.0 h2d (0000:2a:00.0, 0000:3a:00.0): the latch timed out after 5 s"});

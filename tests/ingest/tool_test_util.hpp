@@ -17,7 +17,7 @@
 namespace pcieval::testing {
 
 inline const ToolMeasurement* find_measurement(const ToolCapture& capture, const std::string& probe,
-                                       const std::string& subject) {
+                                               const std::string& subject) {
   for (const ToolMeasurement& printed : capture.measurements) {
     if (printed.measurement.probe == probe && printed.measurement.subject == subject) return &printed;
   }
