@@ -39,7 +39,8 @@ PassingKind describe(const Kind& kind) {
 
 std::string grouped_count(std::size_t count) {
   std::string digits = std::to_string(count);
-  for (auto at = static_cast<std::ptrdiff_t>(digits.size()) - 3; at > 0; at -= 3) digits.insert(digits.begin() + at, ',');
+  for (auto at = static_cast<std::ptrdiff_t>(digits.size()) - 3; at > 0; at -= 3)
+    digits.insert(digits.begin() + at, ',');
   return digits;
 }
 
