@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "model/text.hpp"
+#include "report/table.hpp"
 
 namespace pcieval {
 
@@ -58,8 +59,10 @@ std::string medians_text(const Trend& trend) {
   return out;
 }
 
-// Left-aligned columns, numbers right-aligned, two spaces apart.
-std::string aligned(const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right) {
+// Left-aligned columns, numbers right-aligned, two spaces apart. Host names,
+// summaries and subjects come from documents: each cell is terminal_text.
+std::string aligned(std::vector<std::vector<std::string>> rows, const std::vector<bool>& right) {
+  for (auto& row : rows) std::transform(row.begin(), row.end(), row.begin(), terminal_text);
   std::vector<std::size_t> widths;
   for (const auto& row : rows) {
     widths.resize(std::max(widths.size(), row.size()), 0);
