@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "fleet/fleet_overview.hpp"
+#include "report/table.hpp"
 
 namespace pcieval {
 namespace {
@@ -39,16 +40,9 @@ std::string fixed2(double value) {
 }
 
 // Host names, reasons and models come from files: keep them to one printable
-// ASCII line so a hostile document cannot move the terminal's cursor.
-std::string printable(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    out += byte >= 0x20 && byte < 0x7f ? c : '?';
-  }
-  return out;
-}
+// ASCII line so a hostile document cannot move the terminal's cursor (the one
+// rule every table pcieval prints follows: report/table.hpp).
+std::string printable(const std::string& text) { return terminal_text(text); }
 
 // The summary as the terminal may print it (printable: no control bytes).
 std::string printable_reason(const FleetNode& node) { return printable(short_reason(node)); }

@@ -11,8 +11,34 @@
 
 #include "model/measurement.hpp"
 #include "model/text.hpp"
+#include "report/detail/utf8.hpp"
 
 namespace pcieval {
+
+std::string terminal_text(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t pos = 0; pos < text.size();) {
+    // One '?' per code point, so "caf\xc3\xa9" reads "caf?", not "caf??".
+    const char32_t code_point = utf8::next_code_point(text, pos);
+    out += code_point >= 0x20 && code_point < 0x7f ? static_cast<char>(code_point) : '?';
+  }
+  return out;
+}
+
+std::string terminal_lines(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  while (!text.empty()) {
+    const auto end = text.find('\n');
+    out += terminal_text(text.substr(0, end));
+    if (end == std::string_view::npos) break;
+    out += '\n';
+    text.remove_prefix(end + 1);
+  }
+  return out;
+}
+
 namespace {
 
 constexpr std::string_view kColumnGap = "  ";
@@ -75,8 +101,12 @@ enum class Align { kLeft, kRight };
 
 // Rows as columns as wide as their widest cell, two spaces apart; the header
 // is rows[0]. `align` has one entry per column (missing: left). Trailing
-// spaces are trimmed, so a blank last cell leaves none.
-std::string aligned(const std::vector<Row>& rows, const std::vector<Align>& align = {}) {
+// spaces are trimmed, so a blank last cell leaves none. Every cell is
+// terminal_text: subjects, probe keys and links come from the document.
+std::string aligned(std::vector<Row> rows, const std::vector<Align>& align = {}) {
+  for (Row& row : rows) {
+    for (std::string& cell : row) cell = terminal_text(cell);
+  }
   std::vector<std::size_t> widths;
   for (const Row& row : rows) {
     if (widths.size() < row.size()) widths.resize(row.size(), 0);
@@ -222,7 +252,7 @@ std::string sweep_section(const std::vector<Measurement>& measurements) {
     std::vector<const Measurement*>& points = curves[name];
     std::stable_sort(points.begin(), points.end(),
                      [](const Measurement* a, const Measurement* b) { return a->size_bytes < b->size_bytes; });
-    std::string line = name + ":";
+    std::string line = terminal_text(name) + ":";
     for (std::size_t i = 0; i < points.size(); ++i) {
       line += (i == 0 ? " " : ", ") + binary_size_text(static_cast<double>(points[i]->size_bytes)) + " " +
               fixed_text(points[i]->stats.median_gbps, 2);
@@ -244,11 +274,11 @@ std::string probes_section(const std::vector<ProbeRun>& probes) {
     skipped += probe.status == ProbeStatus::kSkipped ? 1 : 0;
     failed += probe.status == ProbeStatus::kFailed ? 1 : 0;
     if (probe.status == ProbeStatus::kRan && probe.warnings.empty()) continue;
-    std::string line = "probe " + probe.key + " " + std::string(to_string(probe.status));
+    std::string line = "probe " + terminal_text(probe.key) + " " + std::string(to_string(probe.status));
     if (probe.status == ProbeStatus::kRan) line += " with warnings";
-    if (!probe.reason.empty()) line += ": " + probe.reason;
+    if (!probe.reason.empty()) line += ": " + terminal_text(probe.reason);
     out += line + "\n";
-    for (const std::string& warning : probe.warnings) out += "  warning: " + warning + "\n";
+    for (const std::string& warning : probe.warnings) out += "  warning: " + terminal_text(warning) + "\n";
   }
   out += "probes: " + std::to_string(ran) + " ran, " + std::to_string(skipped) + " skipped, " + std::to_string(failed) +
          " failed\n";
@@ -281,9 +311,9 @@ std::string render_check_table(const Results& results, std::span<const Bandwidth
     if (verdict.status == VerdictStatus::kPass) continue;
     if (first) out += '\n';
     first = false;
-    out += verdict.subject + ": " + std::string(to_string(verdict.status)) + " [" +
-           std::string(to_string(verdict.code)) + "] " + verdict.reason + "\n";
-    if (!verdict.remediation.empty()) out += "  -> " + verdict.remediation + "\n";
+    out += terminal_text(verdict.subject) + ": " + std::string(to_string(verdict.status)) + " [" +
+           std::string(to_string(verdict.code)) + "] " + terminal_text(verdict.reason) + "\n";
+    if (!verdict.remediation.empty()) out += "  -> " + terminal_text(verdict.remediation) + "\n";
   }
 
   // Caveats found while reading (hwloc and sysfs disagreeing, unreadable
@@ -293,11 +323,11 @@ std::string render_check_table(const Results& results, std::span<const Bandwidth
     for (const std::string& note : record.notes) {
       if (first) out += '\n';
       first = false;
-      out += to_string(record.function.bdf) + ": note: " + note + "\n";
+      out += to_string(record.function.bdf) + ": note: " + terminal_text(note) + "\n";
     }
   }
 
-  if (!results.summary.empty()) out += "\n" + results.summary + "\n";
+  if (!results.summary.empty()) out += "\n" + terminal_text(results.summary) + "\n";
   return out;
 }
 

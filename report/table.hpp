@@ -3,6 +3,7 @@
 
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "model/bandwidth_budget.hpp"
 #include "model/results.hpp"
@@ -37,6 +38,20 @@ struct ShownLink {
 // notes, and the summary line. Evidence without probes or measurements gives
 // the device table, verdicts, notes and summary alone. Plain ASCII, columns as
 // wide as their content, no trailing spaces, every line ending in a newline.
+// Text from a document, a capture or an argument as a terminal may print it:
+// one line of printable ASCII. Every code point outside U+0020..U+007E (C0
+// controls with newline and tab, DEL, C1 controls such as U+009B CSI, and
+// everything above, whose UTF-8 bytes a Latin-1 terminal would read as C1)
+// becomes one '?', as does each byte that is not well-formed UTF-8. A reason
+// of "ok \x1b[1A\x1b[2K\rpcieval: pass" then cannot move the cursor or
+// redraw what the operator reads, and a newline cannot forge a line.
+// pcieval's own text is ASCII, so only foreign text changes.
+[[nodiscard]] std::string terminal_text(std::string_view text);
+
+// terminal_text for text of several lines (a rendered tree): each line made
+// safe, the newlines between them kept.
+[[nodiscard]] std::string terminal_lines(std::string_view text);
+
 [[nodiscard]] std::string render_check_table(const Results& results, std::span<const BandwidthBudget> budgets = {},
                                              std::span<const ShownLink> shown_links = {});
 
