@@ -1,9 +1,12 @@
 #include "history/history_db.hpp"
 
 #include <sqlite3.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
+#include <string_view>
 #include <system_error>
 #include <utility>
 
@@ -55,6 +58,10 @@ Error db_error(sqlite3* db, const std::string& path, const std::string& doing) {
   const std::string reason = sqlite3_errmsg(db);
   if (code == SQLITE_NOTADB) return make_error(path + " is not an SQLite database (" + reason + ")");
   if (code == SQLITE_CORRUPT) return make_error(path + " is corrupt (" + reason + ")");
+  if (sqlite3_extended_errcode(db) == SQLITE_READONLY_ROLLBACK) {
+    return make_error("history " + path + " holds the journal of a writer that stopped mid-transaction (" + path +
+                      "-journal); rolling it back needs write access to the file and its folder");
+  }
   return make_error("history " + path + ": " + doing + ": " + reason);
 }
 
@@ -85,11 +92,11 @@ Result<int> query_int(sqlite3* db, const std::string& path, const char* sql) {
 // append() leaves the database as it was.
 class Transaction {
  public:
-  static Result<Transaction> begin(sqlite3* db, const std::string& path) {
-    // IMMEDIATE takes the write lock now (waiting up to the busy timeout),
-    // not at the first insert, where a deferred transaction could fail with
-    // SQLITE_BUSY halfway through.
-    if (auto begun = exec(db, path, "BEGIN IMMEDIATE", "starting a transaction"); !begun) return begun.error();
+  // BEGIN IMMEDIATE (the default) takes the write lock now (waiting up to
+  // the busy timeout), not at the first insert, where a deferred transaction
+  // could fail with SQLITE_BUSY halfway through. A reader passes "BEGIN".
+  static Result<Transaction> begin(sqlite3* db, const std::string& path, const char* begin_sql = "BEGIN IMMEDIATE") {
+    if (auto begun = exec(db, path, begin_sql, "starting a transaction"); !begun) return begun.error();
     return Transaction(db);
   }
   Transaction(Transaction&& other) noexcept : db_(std::exchange(other.db_, nullptr)) {}
@@ -161,6 +168,81 @@ void HistoryDb::Closer::operator()(sqlite3* db) const noexcept { sqlite3_close_v
 HistoryDb::HistoryDb(std::unique_ptr<sqlite3, Closer> db, std::string path)
     : db_(std::move(db)), path_(std::move(path)) {}
 
+namespace {
+
+// How `history` (Mode::kReadOnly) opens an existing file. Read-write when
+// this process may write both the file and its folder: a writer killed
+// mid-transaction leaves a hot journal, which SQLite must roll back (write
+// the saved pages back, delete the journal) before anyone can read, and a
+// read-only connection can only fail with "attempt to write a readonly
+// database". No SQLITE_OPEN_CREATE, so a file removed meanwhile is never
+// recreated, and PRAGMA query_only keeps every statement of the connection
+// from writing; the rollback is the pager's, below SQL.
+int read_flags(const std::string& path) {
+  std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  if (folder.empty()) folder = ".";
+  const bool writable = ::access(path.c_str(), W_OK) == 0 && ::access(folder.c_str(), W_OK) == 0;
+  return writable ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
+}
+
+// PRAGMA quick_check(1): "ok", or the first problem found. quick_check, not
+// integrity_check: it reads every page and checks every b-tree, cell,
+// overflow chain and the freelist, which is what damaged pages break, in
+// time linear in the file; integrity_check adds the cross-check of each
+// index against its table (a logic error, not damage) at O(N log N), and
+// would slow every append of a years-long history for no damage it alone
+// finds.
+Status check_pages(sqlite3* db, const std::string& path) {
+  auto statement = prepare(db, path, "PRAGMA quick_check(1)");
+  if (!statement) return statement.error();
+  const int step = sqlite3_step(statement->get());
+  if (step != SQLITE_ROW) return db_error(db, path, "checking the pages");
+  std::string verdict = column_text(statement->get(), 0);
+  if (verdict == "ok") return ok_status();
+  // "*** in database main ***\nOn tree page 84 cell 0: ...": errors are one
+  // line, and there is only the one database.
+  constexpr std::string_view kHeader = "*** in database main ***\n";
+  if (verdict.starts_with(kHeader)) verdict.erase(0, kHeader.size());
+  std::replace(verdict.begin(), verdict.end(), '\n', ' ');
+  return make_error(path + " is corrupt (quick_check: " + verdict + ")");
+}
+
+// Reads the schema and, for kAppend on an empty database, creates it, all in
+// one transaction. Outside one, a creator that read user_version 0 before a
+// concurrent creator committed would then count that one's tables and call
+// the file another program's database (issue 29: 2 of 21 rounds lost a run).
+// kAppend takes the write lock first (BEGIN IMMEDIATE, waiting up to the busy
+// timeout), so a second creator waits and then sees the schema whole; a
+// reader's deferred transaction sees a commit whole or not at all. The
+// pages are checked before anything is written: a corrupt history is
+// refused with its bytes as they were.
+Status verify_schema(sqlite3* db, const std::string& path, HistoryDb::Mode mode) {
+  auto transaction = Transaction::begin(db, path, mode == HistoryDb::Mode::kAppend ? "BEGIN IMMEDIATE" : "BEGIN");
+  if (!transaction) return transaction.error();
+  // The first read of the file: SQLite reports a file that is not a database
+  // here, before anything was written to it.
+  auto version = query_int(db, path, "PRAGMA user_version");
+  if (!version) return version.error();
+  if (*version > kHistorySchemaVersion) {
+    return make_error("history " + path + " was written by a newer pcieval (schema " + std::to_string(*version) +
+                      ", this one knows up to " + std::to_string(kHistorySchemaVersion) + ")");
+  }
+  // Reading the schema parses page 1: a corrupt one shows here.
+  auto tables = query_int(db, path, "SELECT count(*) FROM sqlite_master");
+  if (!tables) return tables.error();
+  if (*version == 0) {
+    if (*tables > 0) return make_error(path + " is an SQLite database but not a pcieval history");
+    if (mode == HistoryDb::Mode::kAppend) {
+      if (auto created = exec(db, path, kSchemaV1, "creating the schema"); !created) return created;
+    }
+  } else if (auto pages = check_pages(db, path); !pages) {
+    return pages;
+  }
+  return transaction.value().commit(path);
+}
+
+}  // namespace
+
 Result<HistoryDb> HistoryDb::open(const std::string& path, Mode mode) {
   std::error_code error;
   if (mode == Mode::kReadOnly && !std::filesystem::exists(path, error)) {
@@ -174,7 +256,7 @@ Result<HistoryDb> HistoryDb::open(const std::string& path, Mode mode) {
     }
   }
   sqlite3* raw = nullptr;
-  const int flags = mode == Mode::kReadOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  const int flags = mode == Mode::kReadOnly ? read_flags(path) : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
   const int opened = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
   std::unique_ptr<sqlite3, Closer> db(raw);
   if (opened != SQLITE_OK) {
@@ -183,34 +265,14 @@ Result<HistoryDb> HistoryDb::open(const std::string& path, Mode mode) {
   }
   sqlite3_extended_result_codes(raw, 0);
   sqlite3_busy_timeout(raw, kBusyTimeoutMs);
-
-  // The first read of the file: SQLite reports a file that is not a database
-  // here, before anything was written to it.
-  auto version = query_int(raw, path, "PRAGMA user_version");
-  if (!version) return version.error();
-  if (*version > kHistorySchemaVersion) {
-    return make_error("history " + path + " was written by a newer pcieval (schema " + std::to_string(*version) +
-                      ", this one knows up to " + std::to_string(kHistorySchemaVersion) + ")");
-  }
-  if (auto fk = exec(raw, path, "PRAGMA foreign_keys = ON", "enabling foreign keys"); !fk) return fk.error();
-  // Reading the schema parses page 1: a corrupt one shows here, not halfway
-  // through the first append.
-  auto tables = query_int(raw, path, "SELECT count(*) FROM sqlite_master");
-  if (!tables) return tables.error();
-  if (*version == 0) {
-    if (*tables > 0) return make_error(path + " is an SQLite database but not a pcieval history");
-    if (mode == Mode::kAppend) {
-      auto transaction = Transaction::begin(raw, path);
-      if (!transaction) return transaction.error();
-      // Another run may have created the schema while this one waited.
-      auto again = query_int(raw, path, "PRAGMA user_version");
-      if (!again) return again.error();
-      if (*again == 0) {
-        if (auto created = exec(raw, path, kSchemaV1, "creating the schema"); !created) return created.error();
-      }
-      if (auto committed = transaction.value().commit(path); !committed) return committed.error();
+  if (mode == Mode::kReadOnly) {
+    if (auto query_only = exec(raw, path, "PRAGMA query_only = ON", "opening for reading"); !query_only) {
+      return query_only.error();
     }
   }
+  // Outside any transaction: inside one this pragma does nothing.
+  if (auto fk = exec(raw, path, "PRAGMA foreign_keys = ON", "enabling foreign keys"); !fk) return fk.error();
+  if (auto verified = verify_schema(raw, path, mode); !verified) return verified.error();
   return HistoryDb(std::move(db), path);
 }
 

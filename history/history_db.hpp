@@ -75,14 +75,20 @@ struct HistoryQuery {
 class HistoryDb {
  public:
   enum class Mode {
-    kAppend,    // create the file (and its folder) when missing
-    kReadOnly,  // the file must exist; nothing is ever written
+    kAppend,  // create the file (and its folder) when missing
+    // The file must exist and is never created. No statement writes; only a
+    // crashed writer's hot journal is rolled back, which needs write access
+    // to the file and its folder (without it, an error names the journal).
+    kReadOnly,
   };
 
   // Opens `path` and checks that it is an SQLite database whose schema this
-  // pcieval knows. A file that is not SQLite, is corrupt, or was written by a
-  // newer schema is an error, and the file is left untouched: the schema is
-  // only created inside a transaction on a database that reads as empty.
+  // pcieval knows and whose pages are sound (PRAGMA quick_check). A file that
+  // is not SQLite, is corrupt, is another program's database or was written
+  // by a newer schema is an error, and the file is left untouched. The
+  // checks and, on a database that reads as empty, the creation of the
+  // schema run in one transaction (BEGIN IMMEDIATE for kAppend), so runs
+  // creating one new database at once each see it either absent or whole.
   [[nodiscard]] static Result<HistoryDb> open(const std::string& path, Mode mode);
 
   HistoryDb(HistoryDb&&) noexcept = default;

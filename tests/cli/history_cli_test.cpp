@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_runner.hpp"
@@ -171,6 +172,98 @@ TEST_F(HistoryCli, RunsThatMeasuredNoGpuAreSaidToBeSo) {
   EXPECT_EQ(run.out,
             "1 run recorded, none measured 0000:84:00.0; no run measured a GPU (runs with --no-probes, of a "
             "--sysfs-root tree, or on a node without GPUs)\n");
+}
+
+// Issue 29: several runs on a node creating one new history at once (a burn-in
+// that starts a check per GPU, a prolog and a cron job). Each round four
+// `check --history` processes start together on a database none of them
+// finds; every one exits 0 and the database holds four runs. 50 rounds, as
+// the issue's reproduction (about 3 s; the unit test
+// ConcurrentCreatorsOfANewDatabaseLoseNoRun does the same without the binary).
+TEST_F(HistoryCli, ConcurrentChecksCreatingOneHistoryLoseNoRun) {
+  constexpr int kRounds = 50;
+  for (int round = 0; round < kRounds; ++round) {
+    const std::string db = path("round" + std::to_string(round) + ".sqlite");
+    std::string script;
+    for (int i = 0; i < 4; ++i) {
+      script += "(" + std::string(PCIEVAL_BINARY) + " check " + fixture_args(kPassing) + " -q --history " +
+                shell_quote(db) + "; echo $? >" + shell_quote(path("rc" + std::to_string(i))) + ") & ";
+    }
+    script += "wait";
+    const CliRun runs = run_shell(script, dir_);
+    for (int i = 0; i < 4; ++i) {
+      ASSERT_EQ(slurp(path("rc" + std::to_string(i))), "0\n") << "round " << round << ": " << runs.err;
+    }
+    const CliRun listed = run_pcieval("history --json --db " + shell_quote(db));
+    ASSERT_EQ(listed.exit_code, 0) << listed.err;
+    ASSERT_EQ(json::parse(listed.out)["runs"].size(), 4U) << "round " << round;
+  }
+}
+
+// The page size of an SQLite file, from its header.
+std::size_t page_size_of(const std::string& bytes) {
+  const std::size_t size = (static_cast<unsigned char>(bytes[16]) << 8) | static_cast<unsigned char>(bytes[17]);
+  return size == 1 ? 65536 : size;
+}
+
+// A history with a damaged page far from the newest runs: an append would
+// never read it, and used to write over a database reports.md says is
+// refused. Now `check --history` and `history` both refuse it and the file
+// keeps every byte.
+TEST_F(HistoryCli, ADamagedHistoryIsRefusedAndLeftUntouched) {
+  const std::string db = path("h.sqlite");
+  for (int run = 0; run < 20; ++run) {
+    ASSERT_EQ(run_pcieval("check " + fixture_args(kPassing) + " -q --history " + shell_quote(db)).exit_code, 0);
+  }
+  std::string bytes = slurp(db);
+  const std::size_t page_size = page_size_of(bytes);
+  const std::size_t pages = bytes.size() / page_size;
+  ASSERT_GT(pages, 30U);
+  // A page a third of the way in, an early run's document: its first bytes
+  // (overflow chain pointer, or b-tree page type) become junk.
+  const std::size_t damaged = pages / 3;
+  for (std::size_t i = 0; i < 16; ++i) bytes[(damaged - 1) * page_size + i] = static_cast<char>(0xA5);
+  std::ofstream(db, std::ios::binary | std::ios::trunc) << bytes;
+
+  const CliRun checked = run_pcieval("check " + fixture_args(kPassing) + " -q --history " + shell_quote(db));
+  EXPECT_EQ(checked.exit_code, 2);
+  EXPECT_THAT(checked.err, HasSubstr("is corrupt"));
+  EXPECT_EQ(line_count(checked.err), 1) << checked.err;
+  const CliRun listed = run_pcieval("history --db " + shell_quote(db));
+  EXPECT_EQ(listed.exit_code, 2);
+  EXPECT_THAT(listed.err, HasSubstr("is corrupt"));
+  EXPECT_EQ(slurp(db), bytes);
+  EXPECT_FALSE(std::filesystem::exists(db + "-journal"));
+}
+
+// A writer SIGKILLed in the middle of its transaction, with pages of it
+// already spilled into the file: the rollback journal it leaves is hot.
+// `history` used to fail with "attempt to write a readonly database" until
+// the next write; now it rolls the journal back and lists the committed runs.
+TEST_F(HistoryCli, HistoryReadsAfterAWriterKilledMidTransaction) {
+  const std::string db = path("h.sqlite");
+  ASSERT_EQ(run_pcieval("check " + fixture_args(kPassing) + " -q --history " + shell_quote(db)).exit_code, 0);
+  // Python's sqlite3 (python3 builds the fixtures), so this suite needs no
+  // SQLite of its own.
+  const std::string writer =
+      "import os, signal, sqlite3, sys\n"
+      "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+      "c.execute('PRAGMA cache_size = 10')\n"
+      "c.execute('BEGIN IMMEDIATE')\n"
+      "c.execute(\"INSERT INTO runs (started_s, started_utc, host, overall, summary, document) "
+      "VALUES (5000, 'x', 'crashed', 'pass', 'never committed', zeroblob(2000000))\")\n"
+      "os.kill(os.getpid(), signal.SIGKILL)\n";
+  write(path("writer.py"), writer);
+  const CliRun killed = run_shell("python3 " + shell_quote(path("writer.py")) + " " + shell_quote(db), dir_);
+  ASSERT_EQ(killed.exit_code, 128 + 9) << killed.err;
+  ASSERT_TRUE(std::filesystem::exists(db + "-journal")) << "no hot journal: the test reproduces nothing";
+
+  const CliRun listed = run_pcieval("history --json --db " + shell_quote(db));
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  const json document = json::parse(listed.out);
+  ASSERT_EQ(document["runs"].size(), 1U);
+  EXPECT_EQ(document["runs"][0]["overall"], "pass");
+  EXPECT_FALSE(std::filesystem::exists(db + "-journal"));
 }
 
 }  // namespace
