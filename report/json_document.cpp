@@ -33,7 +33,7 @@ class TrackingBuilder : public nlohmann::json_sax<Json> {
  public:
   // Containers on the stack point into root_: never copied or moved.
   // NOLINTNEXTLINE(bugprone-exception-escape): only std::bad_alloc; results_from_json catches it.
-  TrackingBuilder() = default;
+  explicit TrackingBuilder(DuplicateKeys duplicates) : duplicates_(duplicates) {}
   TrackingBuilder(const TrackingBuilder&) = delete;
   TrackingBuilder& operator=(const TrackingBuilder&) = delete;
   TrackingBuilder(TrackingBuilder&&) = delete;
@@ -52,9 +52,14 @@ class TrackingBuilder : public nlohmann::json_sax<Json> {
   bool end_object() override { return close(); }
   bool end_array() override { return close(); }
   bool key(string_t& name) override {
-    frames_.back().key = std::move(name);
-    frames_.back().has_key = true;
-    frames_.back().key_seen = true;
+    Frame& top = frames_.back();
+    top.key = std::move(name);
+    top.has_key = true;
+    top.key_seen = true;
+    if (duplicates_ == DuplicateKeys::kRefuse && top.container->contains(top.key)) {
+      problem_ = "duplicate key " + quote(top.key) + ": which of its values was meant is not known";
+      return false;
+    }
     return true;
   }
   bool parse_error(std::size_t /*position*/, const std::string& /*last_token*/, const Json::exception& error) override {
@@ -136,6 +141,7 @@ class TrackingBuilder : public nlohmann::json_sax<Json> {
     return true;
   }
 
+  DuplicateKeys duplicates_;
   Json root_;
   std::vector<Frame> frames_;
   std::string problem_;
@@ -143,8 +149,8 @@ class TrackingBuilder : public nlohmann::json_sax<Json> {
 
 }  // namespace
 
-Result<Json> parse(std::string_view text, std::string_view source_name) {
-  TrackingBuilder builder;
+Result<Json> parse(std::string_view text, std::string_view source_name, DuplicateKeys duplicates) {
+  TrackingBuilder builder(duplicates);
   bool parsed = false;
   try {
     parsed = Json::sax_parse(text.begin(), text.end(), &builder);

@@ -20,11 +20,18 @@
 
 namespace pcieval::json_document {
 
+// What an object that repeats a key means. JSON leaves it open and nlohmann
+// keeps the last value; a threshold profile refuses it, since
+// `"floor_fraction": 0.8, "floor_fraction": 0.01` would loosen a floor
+// without a word.
+enum class DuplicateKeys { kLastWins, kRefuse };
+
 // Parses `text` in full. Text that is not one JSON value (truncated, malformed,
-// trailing garbage, nested absurdly deep) is an error "<source_name>:
-// <pointer>: <problem>", the pointer saying where parsing stopped. Never throws
-// for bad input.
-[[nodiscard]] Result<nlohmann::json> parse(std::string_view text, std::string_view source_name);
+// trailing garbage, nested absurdly deep, with kRefuse a key repeated in one
+// object) is an error "<source_name>: <pointer>: <problem>", the pointer
+// saying where parsing stopped. Never throws for bad input.
+[[nodiscard]] Result<nlohmann::json> parse(std::string_view text, std::string_view source_name,
+                                           DuplicateKeys duplicates = DuplicateKeys::kLastWins);
 
 // `text` in single quotes for a one-line message: control characters become
 // '?' and long text is cut.
