@@ -5,6 +5,7 @@
 #include <charconv>
 #include <initializer_list>
 
+#include "model/probe_keys.hpp"
 #include "model/text.hpp"
 #include "report/detail/profile_json.hpp"
 #include "report/input_file.hpp"
@@ -80,14 +81,30 @@ Json per_probe_json(const std::vector<ProbeThresholds>& entries) {
   return out;
 }
 
-std::vector<ProbeThresholds> read_per_probe(DocumentReader& in, const Node& object) {
+// A profile's per_probe key must name a probe: a misspelt one ("h2d_cee")
+// would match no measurement, and the floor it was meant to set would stay
+// the default without a word.
+void known_probe(DocumentReader& in, const Node& node, const std::string& probe) {
+  if (!in.ok() || is_probe_key(probe)) return;
+  std::string registry;
+  for (std::string_view key : kRegistryProbeKeys) registry += (registry.empty() ? "" : ", ") + std::string(key);
+  in.fail(node, "unknown probe " + json_document::quote(probe) + "; expected a key of `pcieval check --list-probes` (" +
+                    registry + ") or of a captured tool (docs/verdicts.md lists them)");
+}
+
+// `user_file`: a --profile file, whose probe keys are checked. A results
+// document's thresholds are not: they were checked when that run read its
+// profile, and an older document may name a probe since retired.
+std::vector<ProbeThresholds> read_per_probe(DocumentReader& in, const Node& object, bool user_file) {
   std::vector<ProbeThresholds> entries;
   const auto list = in.member_if_present(object, "per_probe");
   if (!list) return entries;
   for (const Node& item : in.items(*list)) {
     only_keys(in, item, {"probe", "direction", "floor_fraction", "warn_fraction"});
     ProbeThresholds entry;
-    entry.probe = in.text(in.member(item, "probe"));
+    const Node probe = in.member(item, "probe");
+    entry.probe = in.text(probe);
+    if (user_file) known_probe(in, probe, entry.probe);
     if (const auto direction = in.member_if_present(item, "direction"); direction && !direction->json->is_null()) {
       entry.direction = in.one_of(*direction, kDirections);
     }
@@ -166,7 +183,7 @@ ThresholdProfile read(DocumentReader& in, const Node& node, bool with_source) {
     d.bandwidth.warn_fraction = optional_number(in, *defaults, "warn_fraction").value_or(d.bandwidth.warn_fraction);
     d.bandwidth.min_trials = optional_int(in, *defaults, "min_trials", 0, 1000000).value_or(d.bandwidth.min_trials);
     d.bandwidth.max_cv = optional_number(in, *defaults, "max_cv").value_or(d.bandwidth.max_cv);
-    d.per_probe = read_per_probe(in, *defaults);
+    d.per_probe = read_per_probe(in, *defaults, !with_source);
     d.correctable_errors_per_gb =
         optional_number(in, *defaults, "correctable_errors_per_gb").value_or(d.correctable_errors_per_gb);
     d.max_gpu_utilization_percent =
@@ -193,7 +210,7 @@ ThresholdProfile read(DocumentReader& in, const Node& node, bool with_source) {
       o.warn_fraction = optional_number(in, item, "warn_fraction");
       o.min_trials = optional_int(in, item, "min_trials", 0, 1000000);
       o.max_cv = optional_number(in, item, "max_cv");
-      o.per_probe = read_per_probe(in, item);
+      o.per_probe = read_per_probe(in, item, !with_source);
       o.correctable_errors_per_gb = optional_number(in, item, "correctable_errors_per_gb");
       o.max_gpu_utilization_percent = optional_int(in, item, "max_gpu_utilization_percent", -1000, 1000);
       profile.overrides.push_back(std::move(o));
@@ -206,7 +223,9 @@ ThresholdProfile read(DocumentReader& in, const Node& node, bool with_source) {
 
 Result<ThresholdProfile> profile_from_json(std::string_view text, std::string_view source_name) {
   try {
-    auto document = json_document::parse(text, source_name);
+    // A key given twice would let the last value win: "floor_fraction": 0.8
+    // followed by "floor_fraction": 0.01 must not pass as 0.01.
+    auto document = json_document::parse(text, source_name, json_document::DuplicateKeys::kRefuse);
     if (!document) return document.error();
     DocumentReader in(source_name);
     ThresholdProfile profile = profile_json::read(in, Node{&document.value(), ""}, false);

@@ -13,9 +13,12 @@ namespace pcieval {
 
 // {"name", "description"?, "defaults": {...}, "overrides": [...]}; every field
 // of defaults and of each override is optional (unset keeps the built-in
-// value). Unknown keys are errors, so a misspelt threshold is never silently
-// ignored. Ids are 4 hex digits ("2331", "0x2331"). The source is
-// `source_name`. Range checks are validate/'s (check_profile).
+// value). Unknown keys, a key given twice in one object (at any depth) and a
+// per_probe "probe" that is no probe key (model/probe_keys.hpp) are errors
+// naming `source_name` and the JSON pointer, so a misspelt or repeated
+// threshold never silently loosens a floor. Ids are 4 hex digits ("2331",
+// "0x2331"). The source is `source_name`. Range checks are validate/'s
+// (check_profile).
 [[nodiscard]] Result<ThresholdProfile> profile_from_json(std::string_view text, std::string_view source_name);
 
 // Reads `path` ("-" is stdin) with profile_from_json.

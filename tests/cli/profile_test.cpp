@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "cli/cli_runner.hpp"
 #include "report/schema_validation.hpp"
@@ -103,6 +104,67 @@ TEST_F(ProfileTest, CompareJudgesBothDocumentsWithOneProfile) {
   const CliRun strictly = run_pcieval("compare " + example() + " " + example() + " --profile " + strict);
   EXPECT_EQ(strictly.exit_code, 1) << strictly.out << strictly.err;
   EXPECT_THAT(strictly.out, HasSubstr("bandwidth_low"));
+}
+
+// Issue 29: `"floor_fraction":0.8,"floor_fraction":0.01` was read as 0.01 and
+// the L40S example (about 90 % of its budget) passed a floor it should fail.
+// Now: exit 2 on validate, check and compare, naming the file and the key,
+// and nothing written.
+TEST_F(ProfileTest, AKeyGivenTwiceIsExit2NamingTheKeyAndTheFile) {
+  const std::string out = path("out.json");
+  const std::string twice = profile("twice.json", R"({"defaults": {"floor_fraction": 0.95, "warn_fraction": 0.97,
+                                                                  "floor_fraction": 0.01}})");
+  const CliRun validated = run_pcieval("validate -q " + example() + " --profile " + twice + " -o " + shell_quote(out));
+  EXPECT_EQ(validated.exit_code, 2) << validated.err;
+  EXPECT_THAT(validated.err, HasSubstr(path("twice.json")));
+  EXPECT_THAT(validated.err, HasSubstr("/defaults/floor_fraction: duplicate key 'floor_fraction'"));
+  EXPECT_EQ(line_count(validated.err), 1) << validated.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
+
+  const CliRun checked =
+      run_pcieval("check -q --no-probes " + fixture_args("hgx_a100_8gpu_gen4") + " --profile " + twice);
+  EXPECT_EQ(checked.exit_code, 2) << checked.err;
+  EXPECT_THAT(checked.err, HasSubstr("duplicate key 'floor_fraction'"));
+  const CliRun compared = run_pcieval("compare " + example() + " " + example() + " --profile " + twice);
+  EXPECT_EQ(compared.exit_code, 2) << compared.err;
+  EXPECT_THAT(compared.err, HasSubstr("duplicate key 'floor_fraction'"));
+}
+
+// A per_probe entry for a probe that does not exist ("h2d_cee") matched no
+// measurement, so the 0.99 floor it meant never applied and validate passed.
+TEST_F(ProfileTest, APerProbeEntryForNoProbeIsExit2NamingTheKeyAndTheFile) {
+  const std::string out = path("out.json");
+  const std::string typo =
+      profile("typo.json", R"({"defaults": {"per_probe": [{"probe": "h2d_cee", "floor_fraction": 0.99}]}})");
+  const CliRun typed = run_pcieval("validate -q " + example() + " --profile " + typo + " -o " + shell_quote(out));
+  EXPECT_EQ(typed.exit_code, 2) << typed.err;
+  EXPECT_THAT(typed.err, HasSubstr(path("typo.json")));
+  EXPECT_THAT(typed.err, HasSubstr("/defaults/per_probe/0/probe: unknown probe 'h2d_cee'"));
+  EXPECT_EQ(line_count(typed.err), 1) << typed.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
+
+  // Spelt right, the same entry fails the example: the floor is applied.
+  const std::string right =
+      profile("right.json", R"({"defaults": {"per_probe": [{"probe": "h2d_ce", "floor_fraction": 0.99}]}})");
+  const CliRun judged = run_pcieval("validate -q " + example() + " --profile " + right + " -o " + shell_quote(out));
+  EXPECT_EQ(judged.exit_code, 1) << judged.err;
+  EXPECT_THAT(codes_of(json::parse(slurp(out)), "0000:01:00.0"), ::testing::Contains("bandwidth_below_budget"));
+
+  // Every key --list-probes prints is one a profile may name.
+  const CliRun listed = run_pcieval("check --list-probes");
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  std::istringstream lines(listed.out);
+  int keys = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] == ' ') continue;
+    const std::string key = line.substr(0, line.find(' '));
+    const std::string each =
+        profile("each.json", R"({"defaults": {"per_probe": [{"probe": ")" + key + R"(", "floor_fraction": 0.5}]}})");
+    const CliRun accepted = run_pcieval("validate -q " + example() + " --profile " + each);
+    EXPECT_NE(accepted.exit_code, 2) << key << ": " << accepted.err;
+    ++keys;
+  }
+  EXPECT_GE(keys, 10);
 }
 
 }  // namespace

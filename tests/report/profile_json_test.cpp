@@ -80,5 +80,55 @@ TEST(ProfileJson, AMissingFileIsAnError) {
   EXPECT_THAT(profile.error().message, HasSubstr("/nonexistent/pcieval-profile.json"));
 }
 
+// Issue 29: a key given twice was read as its last value, so a profile could
+// loosen the floor it seemed to tighten. At every depth, refused with the
+// file and the pointer of the second one.
+TEST(ProfileJson, AKeyGivenTwiceIsAnErrorAtAnyDepth) {
+  const auto error_of = [](const char* text) {
+    const auto profile = profile_from_json(text, "site.json");
+    return profile.ok() ? std::string("ok") : profile.error().message;
+  };
+  const std::string floor = error_of(R"({"defaults": {"floor_fraction": 0.8, "floor_fraction": 0.01}})");
+  EXPECT_THAT(floor, HasSubstr("site.json"));
+  EXPECT_THAT(floor, HasSubstr("/defaults/floor_fraction"));
+  EXPECT_THAT(floor, HasSubstr("duplicate key 'floor_fraction'"));
+  EXPECT_THAT(error_of(R"({"name": "a", "name": "b"})"), HasSubstr("/name: duplicate key 'name'"));
+  EXPECT_THAT(error_of(R"({"defaults": {}, "defaults": {"floor_fraction": 0.01}})"),
+              HasSubstr("/defaults: duplicate key 'defaults'"));
+  EXPECT_THAT(error_of(R"({"overrides": [{"match": {"device_id": "2330", "device_id": "26b9"}}]})"),
+              HasSubstr("/overrides/0/match/device_id: duplicate key"));
+  EXPECT_THAT(
+      error_of(R"({"defaults": {"per_probe": [{"probe": "h2d_ce", "floor_fraction": 0.7, "floor_fraction": 0.01}]}})"),
+      HasSubstr("/defaults/per_probe/0/floor_fraction: duplicate key"));
+  // The same key in two objects is no duplicate.
+  EXPECT_EQ(error_of(R"({"defaults": {"floor_fraction": 0.8}, "overrides": [
+                          {"match": {"device_id": "2330"}, "floor_fraction": 0.7},
+                          {"match": {"device_id": "26b9"}, "floor_fraction": 0.6}]})"),
+            "ok");
+}
+
+// A per_probe entry for a probe that does not exist matched nothing and was
+// silently ignored, leaving the default floor where a stricter one was meant.
+TEST(ProfileJson, APerProbeKeyThatNamesNoProbeIsAnError) {
+  const auto profile = profile_from_json(R"({"overrides": [{"match": {"device_id": "2330"},
+                             "per_probe": [{"probe": "h2d_cee", "floor_fraction": 0.9}]}]})",
+                                         "site.json");
+  ASSERT_FALSE(profile.ok());
+  EXPECT_THAT(profile.error().message, HasSubstr("site.json"));
+  EXPECT_THAT(profile.error().message, HasSubstr("/overrides/0/per_probe/0/probe"));
+  EXPECT_THAT(profile.error().message, HasSubstr("unknown probe 'h2d_cee'"));
+  EXPECT_THAT(profile.error().message, HasSubstr("h2d_ce, d2h_ce"));  // what was meant is listed
+  EXPECT_FALSE(profile_from_json(R"({"defaults": {"per_probe": [{"probe": ""}]}})", "p.json").ok());
+
+  // Every live probe and a captured tool's key are accepted.
+  for (const char* probe :
+       {"h2d_ce", "group_ce", "allreduce_nccl_host", "host_ceiling", "nvbandwidth_host_to_device_memcpy_ce",
+        "bandwidthtest_h2d_pinned", "nccltests_all_reduce"}) {
+    const std::string text = std::string(R"({"defaults": {"per_probe": [{"probe": ")") + probe + R"("}]}})";
+    const auto accepted = profile_from_json(text, "p.json");
+    EXPECT_TRUE(accepted.ok()) << probe << ": " << accepted.error().message;
+  }
+}
+
 }  // namespace
 }  // namespace pcieval
