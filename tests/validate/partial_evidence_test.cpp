@@ -212,6 +212,7 @@ Measurement copy(const char* probe, Direction direction, double median_gbps) {
   m.trials_gbps = {median_gbps, median_gbps, median_gbps, median_gbps, median_gbps};
   m.stats.median_gbps = median_gbps;
   m.stats.cv = 0.0;
+  m.verified = true;  // as the engine writes every copy it reports
   return m;
 }
 
