@@ -22,7 +22,7 @@ Result<double> budget_of(const LinkState& state, Direction direction) {
 std::optional<double> host_ceiling_gbps(const Evidence& evidence, std::optional<int> node) {
   if (!node) return std::nullopt;
   for (const Measurement& m : evidence.measurements) {
-    if (m.probe == "host_ceiling" && m.host_numa_node == node) return m.stats.median_gbps;
+    if (m.probe == "host_ceiling" && m.host_numa_node == node && m.verified) return m.stats.median_gbps;
   }
   return std::nullopt;
 }
@@ -47,6 +47,24 @@ void mark_pass(Verdict& verdict, double fraction, const BandwidthThresholds& thr
   verdict.remediation =
       "Not a failure: compare with the same GPU model on other nodes (pcieval fleet merge) or with this node's "
       "known-good run (--baseline); a link that keeps sliding toward the floor is degrading.";
+}
+
+// A copy whose bytes were not checked after it (Measurement::verified false)
+// proves no bandwidth: the engine never writes one (data that did not verify
+// is a probe failure, probe_failed), so validate gives a document that says so
+// the verdict a live check gives the same copy. No new reason code: the
+// evidence is that of a probe that could not measure.
+Verdict unverified(const Measurement& m, std::string subject) {
+  Verdict verdict;
+  verdict.subject = std::move(subject);
+  verdict.status = VerdictStatus::kInconclusive;
+  verdict.code = ReasonCode::kProbeFailed;
+  verdict.reason = m.probe + " " + std::string(to_string(m.direction)) + " " + gbps_text(m.stats.median_gbps) +
+                   " was measured, but its copied data was not verified (verified: false), so it proves no bandwidth";
+  verdict.remediation =
+      "Run `pcieval check` on the node again: it checks the data of every copy and reports a copy that did not "
+      "verify as a probe failure. A document that holds an unverified copy was written by another tool or edited.";
+  return verdict;
 }
 
 // The part of a path from the link whose downstream end is `port` up to the
@@ -176,10 +194,18 @@ std::vector<Verdict> judge_bandwidth(const Evidence& evidence, const ThresholdPr
   std::vector<PciAddress> busy_reported;
   for (const Measurement& m : evidence.measurements) {
     if (m.probe == "group_ce" && m.aggregation == Aggregation::kTotalOverWallTime) {
-      if (auto group = judge_group(evidence, m, profile)) verdicts.push_back(std::move(*group));
+      if (!m.verified) {
+        verdicts.push_back(unverified(m, m.subject));
+      } else if (auto group = judge_group(evidence, m, profile)) {
+        verdicts.push_back(std::move(*group));
+      }
       continue;
     }
     if (!is_link_budget_measurement(m)) continue;
+    if (!m.verified) {
+      verdicts.push_back(unverified(m, to_string(m.gpus.front())));
+      continue;
+    }
     const auto path_budget = gpu_path_budget(evidence, m.gpus.front(), m.direction, expectation);
     if (!path_budget) {
       // A number with nothing to hold it against proves nothing: never a

@@ -19,6 +19,10 @@ namespace pcieval {
 // d2h_ce of one GPU alone, from pinned memory (the numbers a link budget is
 // for). Subject: the GPU's address, so the table shows it on the GPU's row.
 // Thresholds come from `profile` as resolved for that GPU (thresholds.hpp).
+// - probe_failed (inconclusive), instead of any other verdict of that
+//   measurement: its copied data was not verified (Measurement::verified
+//   false), so its number proves nothing; the engine reports such a copy as a
+//   probe failure, and validate of a document that holds one agrees;
 // - gpu_busy_before_run (inconclusive), once per GPU instead of its copy
 //   verdicts: NVML read the GPU busier than max_gpu_utilization_percent
 //   before the probes, so another job shared the link;

@@ -142,5 +142,43 @@ TEST_F(ValidateTest, NoDocumentIsAUsageError) {
   EXPECT_EQ(line_count(run.err), 1) << run.err;
 }
 
+// --- issue 29 item 10: a copy whose data was not verified proves no bandwidth ---
+
+// The L40S example (results_schema/examples) with its h2d_ce copy edited to
+// verified: false. It used to pass as "copy bandwidth within budget"; a live
+// check reports such a copy as a probe failure, and validate now agrees:
+// probe_failed, inconclusive, exit 3, the reason naming the copy.
+TEST_F(ValidateTest, AnUnverifiedCopyIsInconclusiveNotAPass) {
+  const std::string example = std::string(PCIEVAL_SOURCE_DIR) + "/results_schema/examples/pass-1gpu-l40s-genoa.json";
+  json document = json::parse(slurp(example));
+  bool edited = false;
+  for (json& m : document["measurements"]) {
+    if (m["probe"] == "h2d_ce") {
+      m["verified"] = false;
+      edited = true;
+    }
+  }
+  ASSERT_TRUE(edited);
+  const std::string a = path("unverified.json");
+  write(a, document.dump());
+  ASSERT_EQ(run_pcieval("validate -q " + shell_quote(example)).exit_code, 0) << "the unedited example passes";
+
+  const std::string out = path("out.json");
+  const CliRun run = run_pcieval("validate -q " + shell_quote(a) + " -o " + shell_quote(out));
+  EXPECT_EQ(run.exit_code, 3) << run.err;
+  const json judged = json::parse(slurp(out));
+  EXPECT_EQ(judged["overall"], "inconclusive");
+  bool found = false;
+  for (const json& v : judged["verdicts"]) {
+    if (v["subject"] != "0000:01:00.0" || v["code"] != "probe_failed") continue;
+    found = true;
+    EXPECT_EQ(v["status"], "inconclusive");
+    EXPECT_THAT(v["reason"].get<std::string>(), HasSubstr("h2d_ce"));
+    EXPECT_THAT(v["reason"].get<std::string>(), HasSubstr("not verified"));
+  }
+  EXPECT_TRUE(found) << judged["verdicts"].dump();
+  EXPECT_THAT(schema_errors(slurp(out)), IsEmpty());
+}
+
 }  // namespace
 }  // namespace pcieval::testing

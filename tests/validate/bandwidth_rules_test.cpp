@@ -199,6 +199,7 @@ Evidence switch_group(double total_gbps) {
   m.aggregation = Aggregation::kTotalOverWallTime;
   m.trials_gbps = {total_gbps, total_gbps, total_gbps};
   m.stats = summarize_trials(m.trials_gbps);
+  m.verified = true;
   evidence.measurements = {m};
   return evidence;
 }
@@ -228,6 +229,54 @@ TEST(GroupBandwidth, GpusUnderARootPortShareNoLinkAndAreNotJudged) {
   Evidence evidence = switch_group(14.0);
   evidence.measurements[0].subject = "port 0000:04:01.0";
   EXPECT_TRUE(judge_bandwidth(evidence, {}).empty());
+}
+
+// Issue 29: a copy whose data was not checked proves no bandwidth, however
+// close to the budget its number is. Live, the engine turns a copy that did
+// not verify into a probe failure (probe_failed, inconclusive); a document
+// that says verified: false gets the same verdict from validate.
+TEST(BandwidthRules, AnUnverifiedCopyIsInconclusiveNotAPass) {
+  Measurement h2d = copy("h2d_ce", Direction::kHostToDevice, {55.3, 55.4, 55.3});
+  h2d.verified = false;
+  const auto verdicts =
+      judge_bandwidth(node(kGen5x16, {h2d, copy("d2h_ce", Direction::kDeviceToHost, {55.2, 55.2, 55.3})}), {});
+  ASSERT_EQ(verdicts.size(), 2U);
+  EXPECT_EQ(verdicts[0].subject, "0000:17:00.0");
+  EXPECT_EQ(verdicts[0].status, VerdictStatus::kInconclusive) << verdicts[0].reason;
+  EXPECT_EQ(verdicts[0].code, ReasonCode::kProbeFailed);
+  EXPECT_NE(verdicts[0].reason.find("h2d_ce"), std::string::npos) << verdicts[0].reason;
+  EXPECT_NE(verdicts[0].reason.find("not verified"), std::string::npos) << verdicts[0].reason;
+  EXPECT_FALSE(verdicts[0].remediation.empty());
+  // The verified direction is judged as before.
+  EXPECT_EQ(verdicts[1].status, VerdictStatus::kPass);
+  EXPECT_EQ(verdicts[1].code, ReasonCode::kBandwidthAtBudget);
+}
+
+TEST(GroupBandwidth, AnUnverifiedTotalIsInconclusiveNotAPass) {
+  Evidence evidence = switch_group(26.0);
+  evidence.measurements[0].verified = false;
+  const auto verdicts = judge_bandwidth(evidence, {});
+  ASSERT_EQ(verdicts.size(), 1U);
+  EXPECT_EQ(verdicts[0].subject, "port 0000:05:00.0");
+  EXPECT_EQ(verdicts[0].status, VerdictStatus::kInconclusive) << verdicts[0].reason;
+  EXPECT_EQ(verdicts[0].code, ReasonCode::kProbeFailed);
+  EXPECT_NE(verdicts[0].reason.find("not verified"), std::string::npos) << verdicts[0].reason;
+}
+
+// A host ceiling on unchecked data is no evidence of a cause either.
+TEST(BandwidthRules, AnUnverifiedHostCeilingIsNotNamedAsTheCause) {
+  Evidence evidence = node(kGen5x16, {copy("h2d_ce", Direction::kHostToDevice, {20.1, 20.0, 20.2})});
+  Measurement ceiling = copy("host_ceiling", Direction::kHostToHost, {21.0, 21.5, 20.9});
+  ceiling.subject = "numa0";
+  ceiling.gpus.clear();
+  ceiling.method = CopyMethod::kCpuThreads;
+  ceiling.aggregation = Aggregation::kTotalOverWallTime;
+  ceiling.verified = false;
+  evidence.measurements.push_back(ceiling);
+  const auto verdicts = judge_bandwidth(evidence, {});
+  ASSERT_EQ(verdicts.size(), 1U);
+  EXPECT_EQ(verdicts[0].status, VerdictStatus::kBandwidthLow);
+  EXPECT_EQ(verdicts[0].reason.find("host_ceiling"), std::string::npos) << verdicts[0].reason;
 }
 
 }  // namespace
