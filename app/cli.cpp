@@ -193,9 +193,10 @@ CLI::App* add_check_command(CLI::App& cli, CommandLineOptions& o) {
           ->transform(duration_between(1, kMaxDurationS));
   command
       ->add_option("--stop-grace", o.check.stop_grace_s,
-                   "After the first SIGINT or SIGTERM (which stops the run cleanly, exit 3), further ones within "
-                   "this long are the same request, as GNU timeout and Slurm signal the process and then its group; "
-                   "a later one kills (0 s to 1 h; default 10 s)")
+                   "After the first SIGINT, SIGTERM, SIGHUP, SIGUSR1 or SIGALRM (each stops the run cleanly: what "
+                   "was measured is judged and written, exit 3 unless something failed; SIGHUP stays ignored "
+                   "under nohup), further ones within this long are the same request, as GNU timeout and Slurm "
+                   "signal the process and then its group; a later one kills (0 s to 1 h; default 10 s)")
       ->type_name("TIME")
       ->transform(duration_between(0, 3600));
   rounds_flag->excludes(no_probes_flag);

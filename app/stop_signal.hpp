@@ -1,6 +1,10 @@
-// Ctrl-C and SIGTERM (Slurm's scancel, systemd's stop, a burn-in harness's
-// timeout) ask `check` to stop: the probe in flight finishes, nothing further
+// Ctrl-C, SIGTERM (Slurm's scancel, systemd's stop, a burn-in harness's
+// timeout), SIGHUP (the ssh session or terminal of a burn-in went away),
+// SIGUSR1 and SIGALRM (what a harness or Slurm's --signal sends to say time
+// is up) ask `check` to stop: the probe in flight finishes, nothing further
 // starts, and what was measured is judged and written, marked interrupted.
+// Their default action would end the process with nothing written. A SIGHUP
+// that was ignored when pcieval started (nohup) stays ignored, as nohup asks.
 // More signals within the grace (check --stop-grace, 10 s by default) of the
 // first change nothing: GNU `timeout` and Slurm signal the process and then
 // its whole group, and two quick Ctrl-C are one request. A signal after the
@@ -12,6 +16,8 @@
 
 #include <atomic>
 #include <csignal>
+#include <cstddef>
+#include <iterator>
 #include <string>
 
 namespace pcieval::app {
@@ -41,6 +47,9 @@ extern "C" inline void pcieval_store_stop_signal(int signal_number) {
   std::raise(signal_number);
 }
 
+// The signals that stop a run (above); signal_name names each.
+inline constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGALRM};
+
 // Installs the handlers for its lifetime and puts the old ones back after.
 class StopOnSignal {
  public:
@@ -48,37 +57,47 @@ class StopOnSignal {
     g_stop_grace_ns.store(grace_ns);
     struct sigaction action {};
     action.sa_handler = pcieval_store_stop_signal;
-    // Each handler runs with both signals blocked, so the first one's time is
-    // stored before a second is looked at.
+    // Each handler runs with every stop signal blocked, so the first one's
+    // time is stored before a second is looked at.
     sigemptyset(&action.sa_mask);
-    sigaddset(&action.sa_mask, SIGINT);
-    sigaddset(&action.sa_mask, SIGTERM);
+    for (const int signal_number : kStopSignals) sigaddset(&action.sa_mask, signal_number);
     action.sa_flags = 0;
-    installed_ = sigaction(SIGINT, &action, &old_int_) == 0 && sigaction(SIGTERM, &action, &old_term_) == 0;
+    for (std::size_t i = 0; i < std::size(kStopSignals); ++i) {
+      const int signal_number = kStopSignals[i];
+      struct sigaction current {};
+      if (sigaction(signal_number, nullptr, &current) != 0) continue;
+      if (signal_number == SIGHUP && current.sa_handler == SIG_IGN) continue;
+      installed_[i] = sigaction(signal_number, &action, &old_[i]) == 0;
+    }
   }
   StopOnSignal(const StopOnSignal&) = delete;
   StopOnSignal& operator=(const StopOnSignal&) = delete;
   ~StopOnSignal() {
-    if (!installed_) return;
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
+    for (std::size_t i = 0; i < std::size(kStopSignals); ++i) {
+      if (installed_[i]) sigaction(kStopSignals[i], &old_[i], nullptr);
+    }
   }
 
   [[nodiscard]] const std::atomic<int>& flag() const { return g_stop_signal; }
 
  private:
-  struct sigaction old_int_ {};
-  struct sigaction old_term_ {};
-  bool installed_ = false;
+  struct sigaction old_[std::size(kStopSignals)]{};
+  bool installed_[std::size(kStopSignals)] = {};
 };
 
-// "SIGTERM", "SIGINT", or "signal N".
+// "SIGTERM", "SIGINT", "SIGHUP", "SIGUSR1", "SIGALRM", or "signal N".
 [[nodiscard]] inline std::string signal_name(int signal_number) {
   switch (signal_number) {
     case SIGINT:
       return "SIGINT";
     case SIGTERM:
       return "SIGTERM";
+    case SIGHUP:
+      return "SIGHUP";
+    case SIGUSR1:
+      return "SIGUSR1";
+    case SIGALRM:
+      return "SIGALRM";
     default:
       return "signal " + std::to_string(signal_number);
   }
