@@ -21,7 +21,9 @@ DiscoveryOptions discovery_options(const SourceOptions& sources) {
   return options;
 }
 
-void print_error(const std::string& message) { std::cerr << "pcieval: error: " << message << "\n"; }
+// The message may quote an argument, a path or a document's text: a newline
+// or an escape in it must not break the one line an operator greps for.
+void print_error(const std::string& message) { std::cerr << "pcieval: error: " << terminal_text(message) << "\n"; }
 
 namespace {
 
@@ -31,9 +33,12 @@ constexpr std::size_t kMaxReferenceBytes = std::size_t{1} << 20;
 }  // namespace
 
 int run_check(const CheckOptions& options) {
-  // Before anything is measured: an output that cannot be written is found
-  // now, not after a soak whose results it would have held.
-  if (const Status writable = check_output_directories(options.judge); !writable) {
+  // Before anything is measured: an output that cannot be written, or that
+  // would replace another output or an input, is found now, not after a soak
+  // whose results it would have held.
+  std::vector<NamedFile> inputs;
+  if (options.reference_path) inputs.push_back({"--reference", *options.reference_path});
+  if (const Status writable = check_outputs(options.judge, inputs); !writable) {
     print_error(writable.error().message);
     return kExitUsage;
   }

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,8 +56,9 @@ struct CheckOptions {
   // --reference FILE: pcieval-copy-reference's JSON, recorded beside this
   // run's h2d_ce/d2h_ce (app/reference_copy.hpp).
   std::optional<std::string> reference_path;
-  // --stop-grace: after the first SIGINT/SIGTERM, further ones within this
-  // long are the same request (app/stop_signal.hpp).
+  // --stop-grace: after the first stop signal (SIGINT, SIGTERM, SIGHUP,
+  // SIGUSR1, SIGALRM), further ones within this long are the same request
+  // (app/stop_signal.hpp).
   double stop_grace_s = 10;
 };
 
@@ -85,10 +87,12 @@ struct TopoOptions {
 [[nodiscard]] DiscoveryOptions discovery_options(const SourceOptions& sources);
 
 [[nodiscard]] int run_check(const CheckOptions& options);
-// Whether the folder of every file JudgeOptions names (-o, --prom, --junit,
-// --html, an explicit --history DB) exists, checked before a command reads or
-// measures anything: "-o: cannot write X: directory D does not exist".
-[[nodiscard]] Status check_output_directories(const JudgeOptions& options);
+// The files JudgeOptions names, checked before a command reads or measures
+// anything: the folder of each output (-o, --prom, --junit, --html, an
+// explicit --history DB) exists ("-o: cannot write X: directory D does not
+// exist"), and no two outputs, and no output and input (`inputs`, --baseline,
+// --profile), are one file (report/outputs.hpp, check_distinct_files).
+[[nodiscard]] Status check_outputs(const JudgeOptions& options, std::span<const NamedFile> inputs = {});
 // `check --list-probes`: every probe's key, the modes that run it, and its
 // description. Always 0.
 [[nodiscard]] int run_list_probes();
@@ -174,8 +178,8 @@ struct HistoryOptions {
 // empty when neither variable is set.
 [[nodiscard]] std::string default_history_path();
 // Appends a judged run to the history at `path` ("" for the default). An
-// error is printed and false returned; the database is then as it was.
-[[nodiscard]] bool append_history(const std::string& path, const Results& results, double started_s);
+// error ("--history: ...") leaves the database as it was.
+[[nodiscard]] Status append_history(const std::string& path, const Results& results, double started_s);
 
 // `pcieval report RESULTS.json`: renders the document as it stands (nothing
 // re-judged) to the files asked for, the table on stdout when none is or with
@@ -202,6 +206,10 @@ struct ReportOptions {
 // Prints each output that was not written ("pcieval: error: ..."); true when
 // there is none.
 [[nodiscard]] bool all_written(const std::vector<Error>& failures);
+// The exit code of an outcome `code` when an output was not written: 2
+// ("could not judge"), except that a proven fault stays 1 (1 > 2 > 3), so a
+// full disk never keeps a Slurm health check from draining a broken node.
+[[nodiscard]] int with_output_failure(int code);
 
 // "pcieval: error: <message>" on stderr, one line.
 void print_error(const std::string& message);

@@ -24,7 +24,8 @@ int run_compare(const CompareOptions& options) {
   const std::string& before_host = before.value().evidence.host.hostname;
   const std::string& after_host = after.value().evidence.host.hostname;
   if (!before_host.empty() && !after_host.empty() && before_host != after_host) {
-    std::cout << "compare: BEFORE is of host '" << before_host << "', AFTER of host '" << after_host
+    std::cout << "compare: BEFORE is of host '" << terminal_text(before_host) << "', AFTER of host '"
+              << terminal_text(after_host)
               << "': two machines, compared by PCI address, not one node before and after a fix\n";
   }
   ThresholdProfile profile = after.value().thresholds;
@@ -40,9 +41,9 @@ int run_compare(const CompareOptions& options) {
     }
     profile = std::move(read).value();
   } else if (profile_to_json(before.value().thresholds) != profile_to_json(profile)) {
-    std::cout << "note: BEFORE was judged with thresholds '" << before.value().thresholds.name << "' ("
-              << before.value().thresholds.source << "); both are judged again with AFTER's '" << profile.name << "' ("
-              << profile.source << ")\n";
+    std::cout << "note: BEFORE was judged with thresholds '" << terminal_text(before.value().thresholds.name) << "' ("
+              << terminal_text(before.value().thresholds.source) << "); both are judged again with AFTER's '"
+              << terminal_text(profile.name) << "' (" << terminal_text(profile.source) << ")\n";
   }
   before.value().thresholds = profile;
   after.value().thresholds = profile;
@@ -52,13 +53,15 @@ int run_compare(const CompareOptions& options) {
   compare.max_drop_fraction = profile.defaults.baseline_max_drop_fraction;
   const Comparison comparison = compare_results(before.value(), after.value(), compare);
 
-  for (const SubjectChange& change : comparison.subjects) std::cout << change.line << "\n";
+  // Subjects and reasons in these lines come from the two documents.
+  for (const SubjectChange& change : comparison.subjects) std::cout << terminal_text(change.line) << "\n";
   const std::string after_text(to_string(comparison.after_overall));
   if (comparison.any_worse) {
     std::cout << "compare: something got worse (after: " << after_text << ")\n";
     return kExitFail;
   }
-  std::cout << "compare: nothing got worse; after: " << after_text << " (" << after.value().summary << ")\n";
+  std::cout << "compare: nothing got worse; after: " << after_text << " (" << terminal_text(after.value().summary)
+            << ")\n";
   return exit_code_of(comparison.after_overall);
 }
 

@@ -74,7 +74,10 @@ void add_unjudged_notes(Evidence& evidence, bool tools, const ThresholdProfile& 
 }  // namespace
 
 int run_diagnose(const DiagnoseOptions& options) {
-  if (const Status writable = check_output_directories(options.judge); !writable) {
+  // A capture is evidence no one can take again: no output may replace it.
+  std::vector<NamedFile> inputs;
+  for (const std::string& path : options.input_paths) inputs.push_back({"FILE", path});
+  if (const Status writable = check_outputs(options.judge, inputs); !writable) {
     print_error(writable.error().message);
     return kExitUsage;
   }

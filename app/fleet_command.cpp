@@ -39,17 +39,29 @@ int tell_fleet(const Fleet& fleet, const std::optional<std::string>& output_path
     std::cout << render_fleet_table(fleet) << std::flush;
   } else {
     // The table would have listed them: without it, stderr does, one line each.
-    for (const std::string& problem : fleet.problems) std::cerr << "pcieval: " << problem << "\n";
+    for (const std::string& problem : fleet.problems) std::cerr << "pcieval: " << terminal_text(problem) << "\n";
   }
   // Each is attempted when the other fails.
   const OutputFile files[] = {
-      {output_path, [&] { return fleet_to_json(fleet); }},
-      {html_path, [&] { return render_fleet_html(fleet); }},
+      {output_path, [&] { return fleet_to_json(fleet); }, "-o"},
+      {html_path, [&] { return render_fleet_html(fleet); }, "--html"},
   };
-  return all_written(write_files(files)) ? fleet.exit_code : kExitUsage;
+  // A failing node stays 1 when an output was not written (1 > 2 > 3).
+  return all_written(write_files(files)) ? fleet.exit_code : with_output_failure(fleet.exit_code);
 }
 
 int run_fleet_merge(const FleetMergeOptions& options) {
+  // Outputs that would replace each other or a node's document are refused
+  // before anything is read; a missing folder is left to the write.
+  std::vector<NamedFile> outputs;
+  if (options.output_path) outputs.push_back({"-o", *options.output_path});
+  if (options.html_path) outputs.push_back({"--html", *options.html_path});
+  std::vector<NamedFile> inputs;
+  for (const std::string& path : options.input_paths) inputs.push_back({"FILE", path});
+  if (const Status writable = check_distinct_files(outputs, inputs); !writable) {
+    print_error(writable.error().message);
+    return kExitUsage;
+  }
   const std::size_t jobs = options.jobs > 0 ? options.jobs : usable_cpus();
   const Fleet fleet = merge_node_documents(options.input_paths, jobs, ToolInfo{"pcieval", PCIEVAL_VERSION});
   return tell_fleet(fleet, options.output_path, options.html_path, options.quiet);

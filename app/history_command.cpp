@@ -61,22 +61,15 @@ Result<std::string> what_was_measured(const HistoryDb& db, const std::string& su
 
 }  // namespace
 
-bool append_history(const std::string& path, const Results& results, double started_s) {
+Status append_history(const std::string& path, const Results& results, double started_s) {
   auto resolved = resolve(path);
-  if (!resolved) {
-    print_error("--history: " + resolved.error().message);
-    return false;
-  }
+  if (!resolved) return make_error("--history: " + resolved.error().message);
   auto db = HistoryDb::open(*resolved, HistoryDb::Mode::kAppend);
-  if (!db) {
-    print_error("--history: " + db.error().message);
-    return false;
-  }
+  if (!db) return make_error("--history: " + db.error().message);
   if (auto appended = db.value().append(history_record_of(results, started_s)); !appended) {
-    print_error("--history: " + appended.error().message);
-    return false;
+    return make_error("--history: " + appended.error().message);
   }
-  return true;
+  return ok_status();
 }
 
 int run_history(const HistoryOptions& options) {
@@ -127,9 +120,9 @@ int run_history(const HistoryOptions& options) {
       // The JSON on stdout stays what a script parses; the words go to stderr.
       if (options.json) {
         std::cout << render_history_json(*runs, trends);
-        std::cerr << "pcieval: " << *other << "\n";
+        std::cerr << "pcieval: " << terminal_text(*other) << "\n";
       } else {
-        std::cout << *other << "\n";
+        std::cout << terminal_text(*other) << "\n";
       }
       return kExitPass;
     }

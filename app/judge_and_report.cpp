@@ -8,6 +8,7 @@
 #include "model/results.hpp"
 #include "report/outputs.hpp"
 #include "report/profile_json.hpp"
+#include "report/results_writer.hpp"
 #include "report/table.hpp"
 #include "validate/judge.hpp"
 #include "validate/link_rules.hpp"
@@ -84,19 +85,32 @@ int judge_and_report(Results results, const JudgeOptions& options) {
   ReportContext context = report_context(results);
   const bool json_to_stdout = options.output_path && *options.output_path == "-";
   if (!options.quiet && !json_to_stdout) {
-    for (const auto& note : results.evidence.notes) std::cout << "note: " << note << "\n";
+    for (const auto& note : results.evidence.notes) std::cout << "note: " << terminal_text(note) << "\n";
     std::cout << render_check_table(results, context.budgets, context.shown_links);
   } else if (other_host) {
-    std::cerr << "pcieval: warning: " << *other_host << "\n";
+    std::cerr << "pcieval: warning: " << terminal_text(*other_host) << "\n";
   }
   const double started_s = std::chrono::duration<double>(options.started.time_since_epoch()).count();
   context.started_s = started_s;
   context.duration_s = std::chrono::duration<double>(std::chrono::system_clock::now() - options.started).count();
-  // Any output not written is exit 2, the history too.
-  bool written = all_written(write_outputs(results, context, options.outputs()));
-  if (options.history_path && !append_history(*options.history_path, results, started_s)) written = false;
-  if (!written) return kExitUsage;
-  return exit_code_of(results.overall);
+  // Every output is attempted, whatever failed before it. The results
+  // document goes last, so that it can say which of the others was not
+  // written; what was written stays.
+  OutputPaths others = options.outputs();
+  others.results_json.reset();
+  std::vector<Error> failures = write_outputs(results, context, others);
+  if (options.history_path) {
+    if (Status appended = append_history(*options.history_path, results, started_s); !appended) {
+      failures.push_back(appended.error());
+    }
+  }
+  for (const Error& failure : failures) results.evidence.notes.push_back("output not written: " + failure.message);
+  const OutputFile document[] = {{options.output_path, [&] { return results_to_json(results); }, "-o"}};
+  for (Error& failure : write_files(document)) failures.push_back(std::move(failure));
+  // Any output not written is exit 2, the history too; but a proven fault
+  // stays 1, so that a full disk cannot keep a broken node in service.
+  const int outcome = exit_code_of(results.overall);
+  return all_written(failures) ? outcome : with_output_failure(outcome);
 }
 
 }  // namespace pcieval::app

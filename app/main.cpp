@@ -2,6 +2,7 @@
 // command line (app/cli.hpp), run the command it names, return its exit code.
 #include <CLI/CLI.hpp>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -19,9 +20,10 @@ namespace {
 using pcieval::kExitUsage;
 
 // A table or document that did not reach stdout (a full disk, a closed
-// descriptor) is an output not written, exit 2 as for -o FILE: otherwise
-// `pcieval check > /dev/full` exits 0 with nothing said. Checked last, so
-// that every file asked for has been written first.
+// descriptor or pipe) is an output not written, exit 2 as for -o FILE:
+// otherwise `pcieval check > /dev/full` exits 0 with nothing said. A proven
+// fault stays 1 (with_output_failure). Checked last, so that every file asked
+// for has been written first.
 int checked_stdout(int code) {
   // errno of the first flush that failed: a second finds the buffer
   // already dropped and succeeds.
@@ -33,7 +35,7 @@ int checked_stdout(int code) {
   if (flushed && std::ferror(stdout) == 0 && std::cout.good()) return code;
   pcieval::app::print_error(std::string("could not write to standard output") +
                             (error != 0 ? std::string(": ") + std::strerror(error) : std::string()));
-  return kExitUsage;
+  return pcieval::app::with_output_failure(code);
 }
 
 // check, on its own or as one node of an MPI fleet run. This main is built
@@ -108,6 +110,12 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A reader that went away (`pcieval check -o r.json | head -1`) must not
+  // kill the run before its files are written: with SIGPIPE ignored a write
+  // to the closed pipe fails with EPIPE instead, and checked_stdout makes that
+  // exit 2 (or 1) after every file. Inherited by pcieval-mpi across the exec,
+  // which runs this same main.
+  std::signal(SIGPIPE, SIG_IGN);
   // Library code returns errors as values; anything thrown past it (out of
   // memory, a bug) still ends with one line and "could not judge", never
   // with std::terminate's core dump in a Slurm prolog.

@@ -1,6 +1,7 @@
-// The output side every command shares: the folders of the files asked for,
-// checked up front; the renderers' context (budgets and shown links, which
-// need validate/); and the failures of report/outputs.hpp told.
+// The output side every command shares: the files asked for, checked up
+// front (their folders, and that no two are one file); the renderers' context
+// (budgets and shown links, which need validate/); and the failures of
+// report/outputs.hpp told.
 #include "report/outputs.hpp"
 
 #include <algorithm>
@@ -12,11 +13,15 @@
 
 namespace pcieval::app {
 
-Status check_output_directories(const JudgeOptions& options) {
+Status check_outputs(const JudgeOptions& options, std::span<const NamedFile> inputs) {
+  std::vector<NamedFile> outputs;
   for (const auto& [flag, path] :
        {std::pair{"-o", &options.output_path}, std::pair{"--prom", &options.prom_path},
         std::pair{"--junit", &options.junit_path}, std::pair{"--html", &options.html_path}}) {
-    if (Status checked = check_output_directory(flag, *path); !checked) return checked;
+    if (*path) outputs.push_back({flag, **path});
+  }
+  for (const NamedFile& output : outputs) {
+    if (Status checked = check_output_directory(output.flag, output.path); !checked) return checked;
   }
   // The default path's folder is created (a first run on a node has none;
   // history_command.cpp); a path the operator gave is used as given, as -o
@@ -24,7 +29,16 @@ Status check_output_directories(const JudgeOptions& options) {
   if (Status checked = check_output_directory("--history", options.history_path); !checked) {
     return make_error(checked.error().message + " (pcieval creates only the default history folder)");
   }
-  return ok_status();
+  // The history is the one output that is appended to, so it may well exist:
+  // -o onto it would replace every run it holds.
+  if (options.history_path) {
+    const std::string history = options.history_path->empty() ? default_history_path() : *options.history_path;
+    if (!history.empty()) outputs.push_back({"--history", history});
+  }
+  std::vector<NamedFile> read(inputs.begin(), inputs.end());
+  if (options.baseline_path) read.push_back({"--baseline", *options.baseline_path});
+  if (options.profile_path) read.push_back({"--profile", *options.profile_path});
+  return check_distinct_files(outputs, read);
 }
 
 std::vector<BandwidthBudget> path_budgets(const Evidence& evidence, const ThresholdProfile& profile) {
@@ -73,5 +87,7 @@ bool all_written(const std::vector<Error>& failures) {
   for (const Error& failure : failures) print_error(failure.message);
   return failures.empty();
 }
+
+int with_output_failure(int code) { return code == kExitFail ? kExitFail : kExitUsage; }
 
 }  // namespace pcieval::app

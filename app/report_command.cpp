@@ -10,6 +10,18 @@
 namespace pcieval::app {
 
 int run_report(const ReportOptions& options) {
+  // Outputs that would replace each other or the document are refused before
+  // anything is written; a missing folder is left to the write (every other
+  // output is still written then).
+  std::vector<NamedFile> outputs;
+  if (options.html_path) outputs.push_back({"--html", *options.html_path});
+  if (options.prom_path) outputs.push_back({"--prom", *options.prom_path});
+  if (options.junit_path) outputs.push_back({"--junit", *options.junit_path});
+  const NamedFile input{"RESULTS", options.input_path};
+  if (const Status writable = check_distinct_files(outputs, {&input, 1}); !writable) {
+    print_error(writable.error().message);
+    return kExitUsage;
+  }
   const auto read = read_node_results_or_print(options.input_path);
   if (!read) return kExitUsage;
   const Results& results = *read;

@@ -154,16 +154,16 @@ int apply(const RetrainCommandOptions& options, const Target& target) {
     print_error("after the retrain: " + after.error().message);
     return kExitInconclusive;
   }
-  for (const auto& note : after->evidence.notes) std::cout << "note: " << note << "\n";
+  for (const auto& note : after->evidence.notes) std::cout << "note: " << terminal_text(note) << "\n";
   const Comparison comparison = compare_results(before.value(), after.value(), pcieval::CompareOptions{});
   std::cout << "before -> after:\n";
-  for (const SubjectChange& change : comparison.subjects) std::cout << "  " << change.line << "\n";
+  for (const SubjectChange& change : comparison.subjects) std::cout << "  " << terminal_text(change.line) << "\n";
   const std::string after_text(to_string(comparison.after_overall));
   if (comparison.any_worse) {
     std::cout << "retrain: something got worse (after: " << after_text << ")\n";
     return kExitFail;
   }
-  std::cout << "retrain: nothing got worse; after: " << after_text << " (" << after->summary << ")\n";
+  std::cout << "retrain: nothing got worse; after: " << after_text << " (" << terminal_text(after->summary) << ")\n";
   return exit_code_of(comparison.after_overall);
 }
 

@@ -14,7 +14,9 @@ int run_topo(const TopoOptions& options) {
     print_error(evidence.error().message);
     return kExitUsage;
   }
-  std::cout << (options.json ? devices_to_json(evidence.value()) : render_topology_tree(evidence.value()));
+  // The tree shows names read from sysfs and --topology-xml, as a terminal may print them.
+  std::cout << (options.json ? devices_to_json(evidence.value())
+                             : terminal_lines(render_topology_tree(evidence.value())));
   return kExitPass;
 }
 

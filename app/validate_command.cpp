@@ -53,7 +53,11 @@ std::optional<Results> read_node_results_or_print(const std::string& path, const
 }
 
 int run_validate(const ValidateOptions& options) {
-  if (const Status writable = check_output_directories(options.judge); !writable) {
+  // `validate r.json -o r.json` re-judges the document in place: it is read
+  // whole before anything is written, and replaced atomically. Any other
+  // output there would replace the evidence with a rendering of it.
+  const NamedFile input{"RESULTS", options.input_path, "-o"};
+  if (const Status writable = check_outputs(options.judge, {&input, 1}); !writable) {
     print_error(writable.error().message);
     return kExitUsage;
   }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -34,11 +35,18 @@ Status write_stdout(std::string_view contents) {
   return write_all(STDOUT_FILENO, contents, "stdout");
 }
 
+// Symbolic links followed before a write gives up: Linux's own limit.
+constexpr int kMaxLinkHops = 40;
+
 // /dev/null, /dev/stdout, a FIFO: renaming over them would replace the device
 // node with a plain file (as root, for every other program too), and they
-// cannot be torn anyway. Write into them as they are.
+// cannot be torn anyway. Write into them as they are; a plain file reached
+// through /proc/self/fd (stdout redirected to a file) is appended to, after
+// what was printed there before.
 Status write_in_place(const std::string& path, std::string_view contents) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  struct stat existing {};
+  const bool plain = ::stat(path.c_str(), &existing) == 0 && S_ISREG(existing.st_mode);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | (plain ? O_APPEND : 0));
   if (fd < 0) return system_error("cannot open", path, errno);
   Status written = write_all(fd, contents, path);
   ::close(fd);
@@ -69,15 +77,17 @@ Status sync_directory(const std::string& directory) {
   return ok_status();
 }
 
-}  // namespace
+// /proc's fd links (/proc/self/fd/1, what /dev/stdout names) read as
+// "pipe:[123]" or a deleted file's name, not a path to follow: the kernel
+// follows them on open.
+bool magic_link(const std::string& path) { return path.rfind("/proc/", 0) == 0 || path.rfind("/dev/fd/", 0) == 0; }
 
-Status write_file_atomically(const std::string& path, std::string_view contents) {
-  if (path == "-") return write_stdout(contents);
-  if (path.empty()) return make_error("cannot write to an empty path");
+// Writes `contents` to the plain file (new or existing) at `path`, through a
+// temporary file in its folder.
+Status replace_atomically(const std::string& path, std::string_view contents) {
   struct stat existing {};
-  if (::stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode)) {
-    if (S_ISDIR(existing.st_mode)) return make_error("cannot write " + path + ": it is a directory");
-    return write_in_place(path, contents);
+  if (::stat(path.c_str(), &existing) == 0 && S_ISDIR(existing.st_mode)) {
+    return make_error("cannot write " + path + ": it is a directory");
   }
 
   // The temporary file must sit in the target's directory: rename(2) is
@@ -110,6 +120,48 @@ Status write_file_atomically(const std::string& path, std::string_view contents)
   if (::close(fd) != 0) return fail(system_error("cannot close", path, errno), false);
   if (::rename(temp.c_str(), path.c_str()) != 0) return fail(system_error("cannot replace", path, errno), false);
   return sync_directory(directory);
+}
+
+}  // namespace
+
+Result<OutputTarget> output_target(const std::string& path) {
+  std::string current = path;
+  for (int hop = 0; hop <= kMaxLinkHops; ++hop) {
+    if (magic_link(current)) return OutputTarget{current, true};
+    struct stat info {};
+    // Not there (a new file), or not reachable: the write says which.
+    if (::lstat(current.c_str(), &info) != 0) return OutputTarget{current, false};
+    if (!S_ISLNK(info.st_mode)) {
+      return OutputTarget{current, !S_ISREG(info.st_mode) && !S_ISDIR(info.st_mode)};
+    }
+    std::vector<char> buffer(PATH_MAX + 1);
+    const ssize_t length = ::readlink(current.c_str(), buffer.data(), buffer.size());
+    if (length < 0) return system_error("cannot read the symbolic link", current, errno);
+    if (static_cast<std::size_t>(length) >= buffer.size()) {
+      return make_error("cannot write " + path + ": the symbolic link " + current + " is too long");
+    }
+    std::string target(buffer.data(), static_cast<std::size_t>(length));
+    const auto slash = current.rfind('/');
+    if (!target.empty() && target.front() != '/' && slash != std::string::npos) {
+      target = current.substr(0, slash + 1) + target;
+    }
+    current = std::move(target);
+  }
+  return make_error("cannot write " + path + ": too many levels of symbolic links");
+}
+
+Status write_file_atomically(const std::string& path, std::string_view contents) {
+  if (path == "-") return write_stdout(contents);
+  if (path.empty()) return make_error("cannot write to an empty path");
+  auto target = output_target(path);
+  if (!target) return target.error();
+  if (target->in_place) return write_in_place(target->path, contents);
+  if (target->path == path) return replace_atomically(path, contents);
+  // The link's own name in the message too: it is what the operator typed.
+  if (Status written = replace_atomically(target->path, contents); !written) {
+    return make_error(written.error().message + " (" + path + " links there)");
+  }
+  return ok_status();
 }
 
 }  // namespace pcieval

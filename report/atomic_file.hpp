@@ -16,7 +16,20 @@ namespace pcieval {
 // file is left as it was, and the error names the path and the system's
 // reason. The one exception is a failure to sync the directory, reported
 // after the rename: the new contents are in place but may not survive a
-// crash. "-" writes to stdout instead.
+// crash. "-" writes to stdout instead. Where `path` is a symbolic link, the
+// file it names is written (replaced atomically in its own folder), and the
+// link stays: an operator's link into a shared folder keeps working.
 [[nodiscard]] Status write_file_atomically(const std::string& path, std::string_view contents);
+
+// Where a write to `path` lands (output_target).
+struct OutputTarget {
+  // `path`, or the file its chain of symbolic links ends at (which need not
+  // exist yet); a relative link is read against the folder of the link.
+  std::string path;
+  // A device, FIFO or socket, or a file reached through /proc or /dev/fd
+  // (/dev/stdout): written through as it is, never replaced.
+  bool in_place = false;
+};
+[[nodiscard]] Result<OutputTarget> output_target(const std::string& path);
 
 }  // namespace pcieval

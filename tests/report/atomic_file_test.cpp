@@ -187,5 +187,66 @@ TEST_F(AtomicFileTest, DashWritesToStdout) {
 
 TEST_F(AtomicFileTest, EmptyPathIsAnError) { EXPECT_FALSE(write_file_atomically("", "x").ok()); }
 
+// An output path that is a symbolic link (an operator's link into a shared
+// folder): the file it names is replaced, atomically in its own folder, and
+// the link stays a link (issue 29). A chain of links and a relative link,
+// read against the link's folder, end at the same file; a link to a file not
+// yet there creates it.
+TEST_F(AtomicFileTest, ASymbolicLinkHasItsTargetWrittenAndStaysALink) {
+  fs::create_directories(dir_ / "shared");
+  fs::create_directories(dir_ / "links");
+  put(dir_ / "shared" / "r.json", "old\n");
+  fs::permissions(dir_ / "shared" / "r.json", fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+  fs::create_symlink("../shared/r.json", dir_ / "links" / "relative");
+  fs::create_symlink(dir_ / "links" / "relative", dir_ / "links" / "chain");
+
+  for (const char* name : {"relative", "chain"}) {
+    const fs::path link = dir_ / "links" / name;
+    const std::string contents = std::string("new through ") + name + "\n";
+    const Status written = write_file_atomically(link.string(), contents);
+    ASSERT_TRUE(written.ok()) << written.error().message;
+    EXPECT_TRUE(fs::is_symlink(link)) << name;
+    EXPECT_EQ(get(dir_ / "shared" / "r.json"), contents);
+  }
+  // Replaced, yet with the mode the target had.
+  EXPECT_EQ(fs::status(dir_ / "shared" / "r.json").permissions(),
+            fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+  for (const char* folder : {"links", "shared"}) {
+    for (const auto& entry : fs::directory_iterator(dir_ / folder)) {
+      EXPECT_EQ(entry.path().filename().string().find(".tmp."), std::string::npos) << entry.path();
+    }
+  }
+
+  fs::create_symlink(dir_ / "shared" / "new.json", dir_ / "links" / "dangling");
+  ASSERT_TRUE(write_file_atomically((dir_ / "links" / "dangling").string(), "created\n").ok());
+  EXPECT_TRUE(fs::is_symlink(dir_ / "links" / "dangling"));
+  EXPECT_EQ(get(dir_ / "shared" / "new.json"), "created\n");
+}
+
+TEST_F(AtomicFileTest, OutputTargetFollowsLinksAndWritesDevicesInPlace) {
+  fs::create_symlink("target.json", dir_ / "link.json");
+  const auto plain = output_target((dir_ / "link.json").string());
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_EQ(plain->path, (dir_ / "target.json").string());
+  EXPECT_FALSE(plain->in_place);
+
+  fs::create_symlink("/dev/null", dir_ / "null");
+  const auto device = output_target((dir_ / "null").string());
+  ASSERT_TRUE(device.ok());
+  EXPECT_EQ(device->path, "/dev/null");
+  EXPECT_TRUE(device->in_place);
+  // /dev/stdout is a link into /proc, whose fd links the kernel follows.
+  const auto out = output_target("/dev/stdout");
+  ASSERT_TRUE(out.ok());
+  EXPECT_TRUE(out->in_place);
+
+  fs::create_symlink(dir_ / "b", dir_ / "a");
+  fs::create_symlink(dir_ / "a", dir_ / "b");
+  const auto loop = output_target((dir_ / "a").string());
+  ASSERT_FALSE(loop.ok());
+  EXPECT_THAT(loop.error().message, HasSubstr("too many levels of symbolic links"));
+  EXPECT_FALSE(write_file_atomically((dir_ / "a").string(), "x").ok());
+}
+
 }  // namespace
 }  // namespace pcieval

@@ -100,6 +100,59 @@ TEST_F(OutputsTest, WriteFilesRendersOnlyWhatHasAPath) {
   EXPECT_EQ(get(path("one")), "1");
 }
 
+TEST_F(OutputsTest, AFailureNamesTheFlagOfItsOutput) {
+  OutputPaths paths;
+  paths.prometheus = path("missing/metrics.prom");
+  const std::vector<Error> failures = write_outputs(hgx_spr_results(), ReportContext{}, paths);
+  ASSERT_EQ(failures.size(), 1U);
+  EXPECT_THAT(failures[0].message, ::testing::StartsWith("--prom: "));
+  EXPECT_THAT(failures[0].message, HasSubstr(path("missing/metrics.prom")));
+}
+
+// Issue 29: outputs that would replace each other or an input.
+TEST_F(OutputsTest, DistinctFilesRefusesOneFileNamedTwice) {
+  std::ofstream(path("r.json")) << "{}";
+  fs::create_directories(path("sub"));
+  fs::create_symlink(path("r.json"), path("soft.json"));
+  fs::create_hard_link(path("r.json"), path("hard.json"));
+  const auto refused = [](std::vector<NamedFile> outputs, std::vector<NamedFile> inputs = {}) {
+    return !check_distinct_files(outputs, inputs).ok();
+  };
+  EXPECT_FALSE(refused({{"-o", path("r.json")}, {"--prom", path("r.prom")}}));
+  for (const std::string& other :
+       {path("r.json"), path("sub/../r.json"), path("soft.json"), path("hard.json"), dir_.string() + "/./r.json"}) {
+    EXPECT_TRUE(refused({{"-o", path("r.json")}, {"--prom", other}})) << other;
+  }
+  // Not there yet, and spelt two ways.
+  EXPECT_TRUE(refused({{"--junit", path("new.xml")}, {"--html", path("sub/../new.xml")}}));
+  // Relative to the working directory.
+  EXPECT_TRUE(refused({{"-o", "plain.json"}, {"--html", "./plain.json"}}));
+  EXPECT_TRUE(refused({{"-o", "-"}, {"--prom", "-"}}));
+  EXPECT_FALSE(refused({{"-o", "/dev/null"}, {"--prom", "/dev/null"}, {"--html", "/dev/null"}}));
+  EXPECT_FALSE(refused({{"-o", ""}, {"--prom", ""}}));
+
+  const Status named =
+      check_distinct_files(std::vector<NamedFile>{{"-o", path("r.json")}, {"--history", path("soft.json")}}, {});
+  ASSERT_FALSE(named.ok());
+  EXPECT_EQ(named.error().message, "-o " + path("r.json") + " and --history " + path("soft.json") +
+                                       " are one file: one output would replace the other; give each its own file");
+}
+
+TEST_F(OutputsTest, DistinctFilesLetsAnInputBeRewrittenOnlyByItsOwnFlag) {
+  std::ofstream(path("r.json")) << "{}";
+  const std::vector<NamedFile> input{{"RESULTS", path("r.json"), "-o"}};
+  EXPECT_TRUE(check_distinct_files(std::vector<NamedFile>{{"-o", path("r.json")}}, input).ok());
+  const Status prom = check_distinct_files(std::vector<NamedFile>{{"--prom", path("r.json")}}, input);
+  ASSERT_FALSE(prom.ok());
+  EXPECT_EQ(prom.error().message, "--prom " + path("r.json") + " would replace the input RESULTS " + path("r.json") +
+                                      ", which this command reads: give the output its own file");
+  const std::vector<NamedFile> baseline{{"--baseline", path("r.json")}};
+  EXPECT_FALSE(check_distinct_files(std::vector<NamedFile>{{"-o", path("r.json")}}, baseline).ok());
+  // stdin is no file to replace.
+  const std::vector<NamedFile> stdin_input{{"RESULTS", "-"}};
+  EXPECT_TRUE(check_distinct_files(std::vector<NamedFile>{{"-o", "-"}}, stdin_input).ok());
+}
+
 TEST_F(OutputsTest, OutputDirectoryCheckNamesTheFlagAndTheFolder) {
   EXPECT_TRUE(check_output_directory("-o", std::nullopt));
   EXPECT_TRUE(check_output_directory("-o", std::string("-")));

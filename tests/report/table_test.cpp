@@ -91,7 +91,9 @@ TEST_F(CheckTableTest, VerdictOnASharedUplinkShowsThatLink) {
   // The NIC's verdict names the switch uplink, which trained at x4.
   for (DeviceRecord& record : results_.evidence.devices) {
     for (Link& link : record.path) {
-      if (link.position == LinkPosition::kUplink) link.downstream_end.current_width = 4;
+      // Both ends of a link read its one state.
+      if (link.position == LinkPosition::kUplink)
+        link.downstream_end.current_width = link.upstream_end.current_width = 4;
     }
   }
   results_.verdicts[1] = {"0000:18:00.0",
@@ -319,6 +321,50 @@ TEST_F(ProbeSectionsTest, EveryProbeRanGivesTheCountAlone) {
 TEST_F(ProbeSectionsTest, NoTrailingSpacesAndAsciiOnly) {
   for (const auto& line : lines_) EXPECT_EQ(line.find_last_not_of(' ') + 1, line.size()) << line;
   for (const unsigned char c : table_) EXPECT_LT(c, 0x80) << "non-ASCII byte";
+}
+
+// Issue 29: what a terminal is given is one line of printable ASCII, one
+// '?' for each code point it may not show.
+TEST(TerminalText, ReplacesEveryControlAndNonAsciiCodePointWithOneMark) {
+  EXPECT_EQ(terminal_text("0000:84:00.0 runs Gen4 x8, expected Gen4 x16"),
+            "0000:84:00.0 runs Gen4 x8, expected Gen4 x16");
+  EXPECT_EQ(terminal_text("ok \x1b[1A\x1b[2K\rpcieval: pass\a"), "ok ?[1A?[2K?pcieval: pass?");
+  EXPECT_EQ(terminal_text("line\nforged\ttab\x7f"), "line?forged?tab?");
+  // C1 controls (CSI U+009B, NEL U+0085) and other text: one mark each.
+  EXPECT_EQ(terminal_text("\xc2\x9b"
+                          "2J \xc2\x85 caf\xc3\xa9 \xe2\x80\xae"),
+            "?2J ? caf? ?");
+  // Bytes that are not UTF-8: one mark per byte.
+  EXPECT_EQ(terminal_text("\x9b\xff\xc3"), "???");
+  EXPECT_EQ(terminal_text(std::string("a\0b", 3)), "a?b");
+  EXPECT_EQ(terminal_lines("one\x1b\ntwo\r\n"), "one?\ntwo?\n");
+}
+
+TEST(TerminalText, TheCheckTableCarriesNoControlByteOfTheDocument) {
+  Results results = testing::hgx_spr_results_probed();
+  const std::string hostile = "x\x1b[2J\r\n\xc2\x9b\x07";
+  results.summary += hostile;
+  for (Verdict& verdict : results.verdicts) {
+    verdict.subject += hostile;
+    verdict.reason += hostile;
+    verdict.remediation += hostile;
+    verdict.status = VerdictStatus::kLinkDowngraded;  // every verdict's lines shown
+  }
+  for (Measurement& m : results.evidence.measurements) {
+    m.probe += hostile;
+    m.subject += hostile;
+  }
+  for (ProbeRun& probe : results.evidence.probes) {
+    probe.key += hostile;
+    probe.reason = hostile;
+    probe.warnings.push_back(hostile);
+  }
+  for (DeviceRecord& device : results.evidence.devices) device.notes.push_back(hostile);
+  const std::string table = render_check_table(results);
+  for (const unsigned char c : table) {
+    EXPECT_TRUE(c == '\n' || (c >= 0x20 && c < 0x7f)) << "byte " << static_cast<int>(c);
+  }
+  EXPECT_THAT(table, HasSubstr("x?[2J????"));
 }
 
 }  // namespace
