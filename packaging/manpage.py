@@ -141,12 +141,15 @@ def pcieval_page(args):
     # The contract of DESIGN.md "Exit codes", which burn-in scripts and Slurm
     # health checks rely on.
     for code, meaning in (("0", "every verdict pass"),
-                          ("1", "at least one failing verdict (link_downgraded, bandwidth_low, link_errors, missing)"),
-                          ("2", "usage or input error: bad flag, unreadable or malformed input file"),
+                          ("1", "at least one failing verdict (link_downgraded, bandwidth_low, link_errors, missing), "
+                                "even when an output could not be written (that error is still on stderr)"),
+                          ("2", "usage or input error: bad flag, unreadable or malformed input file, two outputs "
+                                "on one file; an output not written when no verdict failed"),
                           ("3", "inconclusive: a probe that was asked for could not run or its evidence was not "
                                 "good enough to judge")):
         out.append(f".TP\n.B {code}\n{roff(meaning)}")
-    out.append(".PP\nA failing verdict (1) outranks an inconclusive one (3).")
+    out.append(".PP\nA failing verdict (1) outranks an output not written (2), which outranks an inconclusive "
+               "result (3).")
 
     files = [(args.schema_dir, "JSON Schemas of the results document (check \\-o) and the fleet document"),
              (args.units_dir and f"{args.units_dir}/pcieval-check.service",

@@ -18,6 +18,8 @@
 # pcieval's exit code decides, and is this script's exit code:
 #   0 pass          nothing done
 #   1 fail          drain the node: scontrol update nodename=NODE state=drain reason=SUMMARY
+#                   (also when pcieval could not write an output, a full
+#                   TMPDIR for one: the reason is then "pcieval exit 1 ...")
 #   3 inconclusive  not drained (an idle GPU's lowered link speed under
 #                   --no-probes is inconclusive, and draining every idle node
 #                   would empty the cluster); --drain-inconclusive drains
