@@ -1,6 +1,8 @@
 // The run history database: what a run stores, that a failed append leaves
-// the database as it was, and that a file which is not a pcieval history is
-// refused without being touched.
+// the database as it was, that a file which is not a pcieval history (or has
+// damaged pages) is refused without being touched, that concurrent creators
+// of one new database lose no run, and that a reader rolls back the journal
+// of a writer killed mid-transaction.
 #include "history/history_db.hpp"
 
 #include <gmock/gmock.h>
