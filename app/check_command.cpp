@@ -99,7 +99,7 @@ int run_check(const CheckOptions& options) {
       judge(partial, judge_options.expected_gpus);
       if (const Status written = write_file_atomically(*judge_options.output_path, results_to_json(partial));
           !written) {
-        print_error(written.error().message);
+        print_error("-o: " + written.error().message);
       }
     };
     measure(found, options.probes, &stop.flag(), after_round);
