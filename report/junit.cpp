@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <set>
 #include <vector>
 
 #include "report/detail/utf8.hpp"
@@ -132,13 +131,6 @@ std::string seconds_text(double seconds) {
   return buffer;
 }
 
-// A name not used yet in this document: "<base>", else "<base> (2)", ...
-std::string unique_name(std::set<std::string>& names, const std::string& base) {
-  std::string name = base;
-  for (int n = 2; !names.insert(name).second; ++n) name = base + " (" + std::to_string(n) + ")";
-  return name;
-}
-
 std::string probe_details(const ProbeRun& probe) {
   std::string text = "probe: " + probe.key + "\n";
   if (!probe.reason.empty()) text += "reason: " + probe.reason + "\n";
@@ -169,6 +161,21 @@ std::string property(std::string_view name, std::string_view value) {
 }
 
 }  // namespace
+
+// Equivalent to searching "x", "x (2)", ... from the start every time: the
+// names below a base's counter were all found taken, and names are never
+// given back, so they are still taken.
+std::string UniqueCaseNames::take(const std::string& base) {
+  int& n = next_.try_emplace(base, 1).first->second;
+  for (;; ++n) {
+    std::string name = n == 1 ? base : base + " (" + std::to_string(n) + ")";
+    ++tries_;
+    if (taken_.insert(name).second) {
+      ++n;
+      return name;
+    }
+  }
+}
 
 std::string render_junit(const Results& results, std::string_view suite_name,
                          std::optional<double> run_timestamp_seconds) {
@@ -213,9 +220,9 @@ std::string render_junit(const Results& results, std::string_view suite_name,
   xml += "    </properties>\n";
 
   const std::string classname = class_name(host.hostname);
-  std::set<std::string> names;
+  UniqueCaseNames names;
   for (const Verdict& verdict : results.verdicts) {
-    xml += test_case(classname, unique_name(names, case_name(results, verdict.subject)), verdict);
+    xml += test_case(classname, names.take(case_name(results, verdict.subject)), verdict);
   }
   xml += "  </testsuite>\n";
 
@@ -224,7 +231,7 @@ std::string render_junit(const Results& results, std::string_view suite_name,
            attribute("failures", "0") + attribute("errors", std::to_string(probe_failures)) +
            attribute("skipped", std::to_string(probe_skips)) + attribute("time", seconds_text(probe_seconds)) + stamp +
            ">\n";
-    for (const ProbeRun& probe : probes) xml += probe_case(classname, unique_name(names, "probe " + probe.key), probe);
+    for (const ProbeRun& probe : probes) xml += probe_case(classname, names.take("probe " + probe.key), probe);
     xml += "  </testsuite>\n";
   }
   xml += "</testsuites>\n";

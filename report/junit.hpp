@@ -2,9 +2,12 @@
 // test reporters) show a failed burn-in like a failed test.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "model/results.hpp"
 
@@ -12,6 +15,28 @@ namespace pcieval {
 
 // The name of the second test suite, one test case per probe.
 inline constexpr std::string_view kProbesSuiteName = "probes";
+
+// The test case names of one document, each distinct: take("x") is "x" the
+// first time, then "x (2)", "x (3)", ...: the first of those no earlier
+// take() returned, so a literal name that looks numbered ("x (2)" given as a
+// base) is never handed out twice. Each take() is O(1) amortised: a counter
+// per base says where its search resumes, and every name tried and found
+// taken stays taken. A name is found taken at most twice (as a bare base, and
+// as the one numbered form "B (n)" it spells), so over a document the names
+// tried are at most three times the names taken. render_junit uses one for
+// both suites.
+class UniqueCaseNames {
+ public:
+  [[nodiscard]] std::string take(const std::string& base);
+  // How many names take() has tried so far, taken or not: the work done, for
+  // the test that keeps it linear.
+  [[nodiscard]] std::size_t tries() const { return tries_; }
+
+ private:
+  std::unordered_set<std::string> taken_;
+  std::unordered_map<std::string, int> next_;  // base -> the number to try next (1: the bare base)
+  std::size_t tries_ = 0;
+};
 
 // The Jenkins/Ant JUnit schema: one <testsuites> holding one <testsuite
 // name=suite_name tests failures errors skipped time [timestamp] [hostname]>

@@ -8,6 +8,9 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "report/hostile_results.hpp"
 #include "report/mini_xml.hpp"
@@ -347,6 +350,65 @@ TEST(JunitProbesTest, ProbeTextIsEscapedAndNamesStayDistinct) {
   EXPECT_EQ(cases[0]->children[0].attribute("message"), message);
   ASSERT_THAT(cases[1]->children, SizeIs(1));
   EXPECT_EQ(cases[1]->children[0].attribute("message"), message);
+}
+
+// The names as they have always been: the first of "x", "x (2)", "x (3)", ...
+// that no earlier name took. The quadratic search itself, as the oracle.
+std::vector<std::string> names_by_search(const std::vector<std::string>& bases) {
+  std::set<std::string> taken;
+  std::vector<std::string> out;
+  for (const std::string& base : bases) {
+    std::string name = base;
+    for (int n = 2; !taken.insert(name).second; ++n) name = base + " (" + std::to_string(n) + ")";
+    out.push_back(name);
+  }
+  return out;
+}
+
+std::vector<std::string> names_taken(const std::vector<std::string>& bases) {
+  UniqueCaseNames names;
+  std::vector<std::string> out;
+  for (const std::string& base : bases) out.push_back(names.take(base));
+  return out;
+}
+
+TEST(JunitCaseNamesTest, RepeatsAreNumberedFromTwoAndLiteralNumberedNamesNeverCollide) {
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(names_taken({"x", "x", "x"}), (Names{"x", "x (2)", "x (3)"}));
+  // A subject that really is "x (2)" keeps its name; the repeats of "x" skip it.
+  EXPECT_EQ(names_taken({"x (2)", "x", "x", "x"}), (Names{"x (2)", "x", "x (3)", "x (4)"}));
+  // ... and when it comes after "x (2)" was handed out, it is numbered itself.
+  EXPECT_EQ(names_taken({"x", "x", "x (2)", "x (2)", "x"}), (Names{"x", "x (2)", "x (2) (2)", "x (2) (3)", "x (3)"}));
+  EXPECT_EQ(names_taken({"x (3)", "x", "x", "x", "x"}), (Names{"x (3)", "x", "x (2)", "x (4)", "x (5)"}));
+  EXPECT_EQ(names_taken({"", "", "y"}), (Names{"", " (2)", "y"}));
+}
+
+TEST(JunitCaseNamesTest, SameNamesAsTheSearchOnMixedBases) {
+  // Bases drawn from a few that collide with each other's numbered forms.
+  const std::vector<std::string> pool = {"a", "a (2)", "a (3)", "a (2) (2)", "b", "a (10)", "a (2) (3)"};
+  std::vector<std::string> bases;
+  unsigned state = 12345;
+  for (int i = 0; i < 2000; ++i) {
+    state = state * 1103515245u + 12345u;
+    bases.push_back(pool[(state >> 16) % pool.size()]);
+  }
+  EXPECT_EQ(names_taken(bases), names_by_search(bases));
+}
+
+TEST(JunitCaseNamesTest, WorkIsLinearInTheNamesTaken) {
+  // 2,000 verdicts on one subject: the search tried 2,001,000 names; a name
+  // is found taken at most twice (as itself and as a numbered form of its
+  // base), so the tries are at most three per name.
+  constexpr std::size_t kCount = 2000;
+  UniqueCaseNames same;
+  for (std::size_t i = 0; i < kCount; ++i) (void)same.take("0000:17:00.0 gpu");
+  EXPECT_LE(same.tries(), 2 * kCount);
+
+  // Literal numbered names in the way cost one extra try each, not a rescan.
+  UniqueCaseNames mixed;
+  for (std::size_t i = 0; i < kCount; ++i) (void)mixed.take("x (" + std::to_string(2 * i + 2) + ")");
+  for (std::size_t i = 0; i < kCount; ++i) (void)mixed.take("x");
+  EXPECT_LE(mixed.tries(), 3 * kCount);
 }
 
 TEST(JunitTest, ReaderRejectsWhatIsNotWellFormed) {
