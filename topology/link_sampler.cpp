@@ -1,6 +1,7 @@
 #include "topology/link_sampler.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +16,9 @@
 
 namespace pcieval {
 namespace {
+
+// An errno no system call returns: the name is not a regular file.
+constexpr int kNotRegularFile = -1;
 
 // "32.0 GT/s PCIe\n" and "16\n": anything longer is not a link attribute.
 constexpr std::size_t kLinkAttributeBytes = 64;
@@ -49,9 +53,18 @@ std::optional<int> read_width(const std::string& path) {
 
 SysfsAttribute read_sysfs_attribute(const char* path, std::span<char> buffer) noexcept {
   SysfsAttribute result;
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  // Opened without blocking and refused unless a regular file, as in
+  // sysfs_reader.cpp: a FIFO in an attribute's place would otherwise stop
+  // the sampler thread, and with it the run, for good.
+  const int fd = ::open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     result.error = errno;
+    return result;
+  }
+  struct stat status {};
+  if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
+    result.error = kNotRegularFile;
+    ::close(fd);
     return result;
   }
   std::size_t size = 0;
@@ -80,6 +93,7 @@ std::string describe_read_error(int error, const std::string& path) {
   if (error == ENOENT) return path + " missing";
   if (error == EACCES || error == EPERM) return "permission denied reading " + path;
   if (error == EFBIG) return path + " is longer than a sysfs attribute should be";
+  if (error == kNotRegularFile) return path + " is not a regular file, not a sysfs attribute";
   // generic_category's message is strerror's text without its thread-safety
   // trap, and this runs beside the sampler thread.
   return std::generic_category().message(error) + " reading " + path;

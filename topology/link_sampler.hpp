@@ -28,7 +28,7 @@ namespace pcieval {
 // One read of a small sysfs attribute: one open, one or a few reads into the
 // caller's buffer, one close, no allocation. `text` views the caller's buffer.
 struct SysfsAttribute {
-  int error = 0;  // 0, or the errno of open/read (EFBIG: longer than the buffer)
+  int error = 0;  // 0, or the errno of open/read (EFBIG: longer than the buffer; -1: not a regular file)
   std::string_view text;
 };
 [[nodiscard]] SysfsAttribute read_sysfs_attribute(const char* path, std::span<char> buffer) noexcept;

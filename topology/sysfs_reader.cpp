@@ -9,10 +9,14 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <system_error>
 
 #include "model/link.hpp"
+#include "support/deadline_worker.hpp"
 
 namespace pcieval {
 namespace fs = std::filesystem;
@@ -49,9 +53,30 @@ std::string quote(std::string_view text) {
 }
 
 // The raw outcome of reading one file: its text, or the errno that stopped it.
+// kNotRegular is no errno: the name is a FIFO, a device or a socket.
+constexpr int kNotRegular = -1;
 struct FileRead {
   int error = 0;
   std::string text;
+  const char* file_type = "";  // with kNotRegular: what the name is instead
+};
+
+const char* file_type_name(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISDIR(mode)) return "a directory";
+  return "of an unknown type";
+}
+
+// Where a function's read on the worker thread has got to: the caller names
+// the file a hung read is stuck in, and keeps the identity read before it.
+struct SysfsReadProgress {
+  std::mutex mutex;
+  std::string file;                                     // the attribute being read now
+  std::optional<PciFunction> identified;                // once vendor, device and class are read
+  std::function<void(const std::string&)> before_read;  // SysfsReadOptions::before_read
 };
 
 // One function's sysfs directory, opened once: every attribute is then opened
@@ -60,8 +85,8 @@ struct FileRead {
 // pcieval spends outside hwloc.
 class AttributeDirectory {
  public:
-  explicit AttributeDirectory(fs::path path)
-      : path_(std::move(path)), fd_(::open(path_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)) {}
+  explicit AttributeDirectory(fs::path path, SysfsReadProgress* progress = nullptr)
+      : path_(std::move(path)), fd_(::open(path_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)), progress_(progress) {}
   AttributeDirectory(const AttributeDirectory&) = delete;
   AttributeDirectory& operator=(const AttributeDirectory&) = delete;
   ~AttributeDirectory() {
@@ -74,12 +99,30 @@ class AttributeDirectory {
   // ("permission denied" on a locked-down node, EINVAL when config space is
   // gone). A sysfs attribute arrives in one read of at most a page, so a short
   // read ends the file and saves a second call per attribute.
+  //
+  // A sysfs attribute is a regular file. Anything else in its place (a FIFO
+  // without a writer, a device file) could block open or read for ever, so
+  // it is opened without blocking and refused on its type before any read.
   [[nodiscard]] FileRead read(std::string_view name) const {
     FileRead result;
     const std::string file(name);
-    const int fd = fd_ >= 0 ? ::openat(fd_, file.c_str(), O_RDONLY | O_CLOEXEC) : -1;
+    if (progress_ != nullptr) {
+      {
+        const std::lock_guard lock(progress_->mutex);
+        progress_->file = file;
+      }
+      if (progress_->before_read) progress_->before_read((path_ / name).string());
+    }
+    const int fd = fd_ >= 0 ? ::openat(fd_, file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC) : -1;
     if (fd < 0) {
       result.error = fd_ >= 0 ? errno : open_error_;
+      return result;
+    }
+    struct stat status {};
+    if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
+      result.error = kNotRegular;
+      result.file_type = file_type_name(status.st_mode);
+      ::close(fd);
       return result;
     }
     std::array<char, 4096> buffer{};
@@ -107,6 +150,7 @@ class AttributeDirectory {
   fs::path path_;
   int fd_;
   int open_error_ = fd_ < 0 ? errno : 0;
+  SysfsReadProgress* progress_;
 };
 
 // The path is built only for an error message: on the good path no
@@ -115,6 +159,7 @@ Result<std::string> to_result(FileRead read, const AttributeDirectory& dir, std:
   if (read.error == 0) return std::move(read.text);
   if (read.error == ENOENT) return make_error(std::string(name) + " missing");
   const fs::path path = dir.path() / name;
+  if (read.error == kNotRegular) return make_error(path.string() + " is " + read.file_type + ", not a sysfs attribute");
   if (read.error == EACCES || read.error == EPERM) return make_error("permission denied reading " + path.string());
   return make_error(std::string(std::strerror(read.error)) + " reading " + path.string());
 }
@@ -216,8 +261,8 @@ Result<fs::path> resolve_entry(const fs::path& devices_dir, const fs::path& entr
 }
 
 PciFunction read_function(const fs::path& path, const PciAddress& bdf, std::optional<PciAddress> parent,
-                          std::vector<std::string>& notes) {
-  const AttributeDirectory dir(path);
+                          std::vector<std::string>& notes, SysfsReadProgress* progress) {
+  const AttributeDirectory dir(path, progress);
   PciFunction function;
   function.bdf = bdf;
   function.parent = parent;
@@ -247,6 +292,10 @@ PciFunction read_function(const fs::path& path, const PciAddress& bdf, std::opti
   // Without both identity fields a classification would be a guess.
   function.kind =
       (vendor && class_code) ? classify_device(function.vendor_id, function.class_code) : DeviceKind::kOther;
+  if (progress != nullptr) {
+    const std::lock_guard lock(progress->mutex);
+    progress->identified = function;
+  }
 
   function.numa_node = read_attribute<int>(
       dir, "numa_node", [](const std::string& text) { return parse_sysfs_numa_node(text, "numa_node"); });
@@ -320,7 +369,34 @@ AerCounters parse_aer_counters(std::string_view text, std::vector<std::string>* 
   return counters;
 }
 
-Result<std::vector<PciFunction>> read_pci_functions(const fs::path& sysfs_root, SysfsNotes* notes) {
+namespace {
+
+struct FunctionRead {
+  PciFunction function;
+  std::vector<std::string> notes;
+};
+
+std::string deadline_text(std::chrono::milliseconds timeout) {
+  if (timeout.count() % 1000 == 0) return std::to_string(timeout.count() / 1000) + " s";
+  return std::to_string(timeout.count()) + " ms";
+}
+
+// A function whose read hung after its identity was read: it stays in the
+// tree (a GPU must not vanish from the evidence), and everything read after
+// the identity is an error naming the file that did not return, so its link
+// is unknown and never judged a pass.
+PciFunction unanswered(PciFunction identified, const Error& reason) {
+  identified.numa_node = reason;
+  identified.local_cpulist = reason;
+  identified.link = PortLinkReading::unknown(reason);
+  identified.aer = {};
+  return identified;
+}
+
+}  // namespace
+
+Result<std::vector<PciFunction>> read_pci_functions(const fs::path& sysfs_root, SysfsNotes* notes,
+                                                    const SysfsReadOptions& options) {
   const fs::path devices_dir = sysfs_root / "bus" / "pci" / "devices";
   std::error_code ec;
   if (!fs::is_directory(devices_dir, ec)) {
@@ -328,6 +404,15 @@ Result<std::vector<PciFunction>> read_pci_functions(const fs::path& sysfs_root, 
   }
   SysfsNotes discarded;
   SysfsNotes& out = notes != nullptr ? *notes : discarded;
+
+  // Each function is read on a worker thread with a deadline: a sysfs read
+  // goes to config space, and a device or root port in a bad state can hold
+  // it in the kernel indefinitely. One handoff per function, not per
+  // attribute, keeps the cost to a fraction of a millisecond on a large tree.
+  // Two hung functions mean sysfs itself is stuck: the read gives up.
+  constexpr std::size_t kMaxHungFunctions = 2;
+  DeadlineWorker worker(nullptr, static_cast<int>(kMaxHungFunctions));
+  std::vector<std::string> hung;
 
   std::vector<PciFunction> functions;
   fs::directory_iterator it(devices_dir, ec);
@@ -349,9 +434,43 @@ Result<std::vector<PciFunction>> read_pci_functions(const fs::path& sysfs_root, 
     std::optional<PciAddress> parent;
     if (auto parent_bdf = parse_pci_address(target->parent_path().filename().string())) parent = parent_bdf.value();
 
-    std::vector<std::string> function_notes;
-    functions.push_back(read_function(target.value(), bdf.value(), parent, function_notes));
-    if (!function_notes.empty()) out.by_function[bdf.value()] = std::move(function_notes);
+    auto progress = std::make_shared<SysfsReadProgress>();
+    progress->before_read = options.before_read;
+    auto call = worker.call(
+        [path = target.value(), bdf = bdf.value(), parent, progress] {
+          FunctionRead read;
+          read.function = read_function(path, bdf, parent, read.notes, progress.get());
+          return read;
+        },
+        options.timeout);
+    if (call.outcome == DeadlineOutcome::kReturned) {
+      functions.push_back(std::move(call.value->function));
+      if (!call.value->notes.empty()) out.by_function[bdf.value()] = std::move(call.value->notes);
+      continue;
+    }
+    if (call.outcome == DeadlineOutcome::kRefused) {
+      return make_error("cannot read " + target->string() + ": no thread to read it on");
+    }
+    std::string file;
+    std::optional<PciFunction> identified;
+    {
+      const std::lock_guard lock(progress->mutex);
+      file = (target.value() / progress->file).string();
+      identified = progress->identified;
+    }
+    hung.push_back(file);
+    const Error reason = make_error(file + " did not return within " + deadline_text(options.timeout));
+    if (hung.size() >= kMaxHungFunctions) {
+      std::string list;
+      for (const auto& each : hung) list += (list.empty() ? "" : ", ") + each;
+      return make_error("sysfs reads did not return within " + deadline_text(options.timeout) + " (" + list +
+                        "): the PCI tree cannot be read");
+    }
+    // Without its identity the function could be a GPU: leaving it out would
+    // judge the node without it.
+    if (!identified) return make_error(reason.message + ": the PCI tree cannot be read");
+    out.by_function[bdf.value()].push_back(reason.message);
+    functions.push_back(unanswered(std::move(*identified), reason));
   }
   // A failed increment ends the loop as if the listing were complete.
   if (ec) return make_error("cannot list " + devices_dir.string() + ": " + ec.message());

@@ -1,7 +1,9 @@
 // Reads the PCI functions of a host from a sysfs tree (live /sys or a fixture).
 #pragma once
 
+#include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -26,6 +28,17 @@ struct SysfsNotes {
   std::vector<std::string> general;
 };
 
+// How long one function's attributes may take to read: as long as an NVML
+// call may (topology/nvml.hpp), the other source that can hang in the driver.
+inline constexpr std::chrono::milliseconds kSysfsReadTimeout{5000};
+
+struct SysfsReadOptions {
+  std::chrono::milliseconds timeout = kSysfsReadTimeout;
+  // For tests: called on the reading thread with each attribute's path before
+  // it is opened; one that blocks stands in for a read hung in the kernel.
+  std::function<void(const std::string& path)> before_read;
+};
+
 // Reads every function under `<sysfs_root>/bus/pci/devices/`, sorted by
 // address. Each entry there is a symlink into `<sysfs_root>/devices/`; the
 // directory enclosing the resolved target is the parent bridge, unless its
@@ -35,8 +48,17 @@ struct SysfsNotes {
 // error Reading that names the file and the reason. The only error is a root
 // with no `bus/pci/devices` directory. Port roles are not inferred here (see
 // model/pci_tree.hpp). `notes`, when given, receives the caveats above.
+//
+// No read blocks the caller for long: a name that is not a regular file (a
+// FIFO, a device) is an error Reading without being read, and each function
+// is read within `options.timeout`. A function whose read does not return in
+// time keeps the identity read before the hang, with every later reading an
+// error naming the file ("... did not return within 5 s"), so its link is
+// unknown. A hang before the identity is known, or a second hung function,
+// is an error for the whole read: the tree cannot be judged without them.
 [[nodiscard]] Result<std::vector<PciFunction>> read_pci_functions(const std::filesystem::path& sysfs_root,
-                                                                  SysfsNotes* notes = nullptr);
+                                                                  SysfsNotes* notes = nullptr,
+                                                                  const SysfsReadOptions& options = {});
 
 // Parsers of single attribute files, exposed for tests. `file` is the
 // attribute's name, quoted in every error.

@@ -2,8 +2,12 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
+#include <future>
+#include <memory>
 
 #include "common/unprivileged.hpp"
 #include "topology/topology_test_util.hpp"
@@ -258,7 +262,7 @@ TEST(ReadPciFunctions, PartialLinkAttributesAreErrorsPerMissingFile) {
   const auto dir = tree.add("pci0000:00", "0000:00:02.0", "0x8086", "0x010802");
   testing::write_file(dir / "max_link_speed", "8.0 GT/s PCIe\n");
   testing::write_file(dir / "max_link_width", "4\n");
-  // current_link_width is a directory: reading it fails with an errno.
+  // current_link_width is a directory: refused on its type, not read.
   std::filesystem::create_directory(dir / "current_link_width");
 
   const auto functions = read_pci_functions(tree.root());
@@ -268,8 +272,105 @@ TEST(ReadPciFunctions, PartialLinkAttributesAreErrorsPerMissingFile) {
   ASSERT_TRUE(link.has_value());
   EXPECT_EQ(link->capable().value(), (LinkState{PcieGen::kGen3, 4}));
   EXPECT_EQ(link->current_speed.error().message, "current_link_speed missing");
-  EXPECT_THAT(link->current_width.error().message, HasSubstr("reading "));
-  EXPECT_THAT(link->current_width.error().message, HasSubstr("current_link_width"));
+  EXPECT_EQ(link->current_width.error().message,
+            (dir / "current_link_width").string() + " is a directory, not a sysfs attribute");
+}
+
+// A GPU (an A100 under a root port) whose attributes the tests below make
+// hostile: the fields every function of a real tree has, and a Gen4 x16 link.
+std::filesystem::path add_gpu(testing::SysfsTree& tree) {
+  const auto dir = tree.add("pci0000:00", "0000:17:00.0", "0x10de", "0x030200");
+  for (const char* file : {"max_link_speed", "current_link_speed"}) testing::write_file(dir / file, "16.0 GT/s PCIe\n");
+  for (const char* file : {"max_link_width", "current_link_width"}) testing::write_file(dir / file, "16\n");
+  return dir;
+}
+
+TEST(ReadPciFunctions, FifoInPlaceOfAnAttributeIsAnErrorWithoutBlocking) {
+  // Opened the old way, a FIFO with no writer blocks open() for ever: this
+  // test would hang (and ctest time it out) rather than fail.
+  testing::TempDir temp;
+  testing::SysfsTree tree(temp.path());
+  const auto dir = add_gpu(tree);
+  std::filesystem::remove(dir / "current_link_width");
+  ASSERT_EQ(::mkfifo((dir / "current_link_width").c_str(), 0644), 0);
+
+  const auto functions = read_pci_functions(tree.root());
+  ASSERT_TRUE(functions.ok()) << functions.error().message;
+  ASSERT_EQ(functions.value().size(), 1U);
+  const PciFunction& gpu = functions.value()[0];
+  EXPECT_EQ(gpu.kind, DeviceKind::kGpu);
+  EXPECT_EQ(gpu.link->current_width.error().message,
+            (dir / "current_link_width").string() + " is a FIFO, not a sysfs attribute");
+  EXPECT_TRUE(gpu.link->current_speed.ok());
+}
+
+TEST(ReadPciFunctions, ReadThatHangsAfterTheIdentityKeepsTheFunctionWithItsLinkUnknown) {
+  testing::TempDir temp;
+  testing::SysfsTree tree(temp.path());
+  const auto dir = add_gpu(tree);
+  tree.add("pci0000:00", "0000:00:02.0", "0x8086", "0x010802");
+  // The hook blocks the GPU's current_link_speed read until the test ends,
+  // as a config read held in the kernel by a device in a bad state would.
+  auto release = std::make_shared<std::promise<void>>();
+  std::shared_future<void> released = release->get_future().share();
+  SysfsReadOptions options;
+  options.timeout = std::chrono::milliseconds(200);
+  const std::string stuck = (dir / "current_link_speed").string();
+  options.before_read = [stuck, released](const std::string& path) {
+    if (path == stuck) released.wait();
+  };
+  SysfsNotes notes;
+  const auto start = std::chrono::steady_clock::now();
+  const auto functions = read_pci_functions(tree.root(), &notes, options);
+  const auto waited = std::chrono::steady_clock::now() - start;
+  release->set_value();
+
+  ASSERT_TRUE(functions.ok()) << functions.error().message;
+  EXPECT_LT(waited, std::chrono::seconds(3));
+  ASSERT_EQ(functions.value().size(), 2U);
+  const PciFunction& gpu = *find(functions.value(), "0000:17:00.0");
+  EXPECT_EQ(gpu.kind, DeviceKind::kGpu);  // still in the tree: a GPU must not vanish
+  ASSERT_TRUE(gpu.link.has_value());
+  const std::string reason = stuck + " did not return within 200 ms";
+  EXPECT_EQ(gpu.link->negotiated().error().message, reason);
+  EXPECT_EQ(gpu.link->capable().error().message, reason);
+  EXPECT_THAT(notes.by_function[bdf("0000:17:00.0")], ::testing::Contains(reason));
+  // The function after it is read as usual, on a fresh thread.
+  EXPECT_EQ(find(functions.value(), "0000:00:02.0")->vendor_id, 0x8086);
+}
+
+TEST(ReadPciFunctions, HangBeforeTheIdentityOrASecondHangFailsTheWholeRead) {
+  SysfsReadOptions options;
+  options.timeout = std::chrono::milliseconds(100);
+  auto release = std::make_shared<std::promise<void>>();
+  std::shared_future<void> released = release->get_future().share();
+  {
+    testing::TempDir temp;
+    testing::SysfsTree tree(temp.path());
+    const auto dir = add_gpu(tree);
+    const std::string stuck = (dir / "class").string();
+    options.before_read = [stuck, released](const std::string& path) {
+      if (path == stuck) released.wait();
+    };
+    const auto functions = read_pci_functions(tree.root(), nullptr, options);
+    ASSERT_FALSE(functions.ok());
+    EXPECT_EQ(functions.error().message, stuck + " did not return within 100 ms: the PCI tree cannot be read");
+  }
+  {
+    testing::TempDir temp;
+    testing::SysfsTree tree(temp.path());
+    add_gpu(tree);
+    tree.add("pci0000:00", "0000:00:02.0", "0x8086", "0x010802");
+    options.before_read = [released](const std::string& path) {
+      if (path.ends_with("/numa_node")) released.wait();
+    };
+    const auto functions = read_pci_functions(tree.root(), nullptr, options);
+    ASSERT_FALSE(functions.ok());
+    EXPECT_THAT(functions.error().message, HasSubstr("sysfs reads did not return within 100 ms ("));
+    EXPECT_THAT(functions.error().message, HasSubstr("0000:17:00.0/numa_node"));
+    EXPECT_THAT(functions.error().message, HasSubstr("0000:00:02.0/numa_node"));
+  }
+  release->set_value();
 }
 
 TEST(ReadPciFunctions, UnreadableFileSaysPermissionDenied) {
