@@ -49,24 +49,6 @@ void mark_pass(Verdict& verdict, double fraction, const BandwidthThresholds& thr
       "known-good run (--baseline); a link that keeps sliding toward the floor is degrading.";
 }
 
-// A copy whose bytes were not checked after it (Measurement::verified false)
-// proves no bandwidth: the engine never writes one (data that did not verify
-// is a probe failure, probe_failed), so validate gives a document that says so
-// the verdict a live check gives the same copy. No new reason code: the
-// evidence is that of a probe that could not measure.
-Verdict unverified(const Measurement& m, std::string subject) {
-  Verdict verdict;
-  verdict.subject = std::move(subject);
-  verdict.status = VerdictStatus::kInconclusive;
-  verdict.code = ReasonCode::kProbeFailed;
-  verdict.reason = m.probe + " " + std::string(to_string(m.direction)) + " " + gbps_text(m.stats.median_gbps) +
-                   " was measured, but its copied data was not verified (verified: false), so it proves no bandwidth";
-  verdict.remediation =
-      "Run `pcieval check` on the node again: it checks the data of every copy and reports a copy that did not "
-      "verify as a probe failure. A document that holds an unverified copy was written by another tool or edited.";
-  return verdict;
-}
-
 // The part of a path from the link whose downstream end is `port` up to the
 // root, or nothing when the port is not a link's downstream end there.
 std::optional<PciPath> path_above(const PciPath& path, const PciAddress& port) {
@@ -138,6 +120,24 @@ std::optional<Verdict> judge_group(const Evidence& evidence, const Measurement& 
 
 }  // namespace
 
+// A copy whose bytes were not checked after it (Measurement::verified false)
+// proves no bandwidth: the engine never writes one (data that did not verify
+// is a probe failure, probe_failed), so validate gives a document that says so
+// the verdict a live check gives the same copy. No new reason code: the
+// evidence is that of a probe that could not measure.
+Verdict unverified_measurement(const Measurement& m, std::string subject) {
+  Verdict verdict;
+  verdict.subject = std::move(subject);
+  verdict.status = VerdictStatus::kInconclusive;
+  verdict.code = ReasonCode::kProbeFailed;
+  verdict.reason = m.probe + " " + std::string(to_string(m.direction)) + " " + gbps_text(m.stats.median_gbps) +
+                   " was measured, but its data was not verified (verified: false), so it proves no bandwidth";
+  verdict.remediation =
+      "Run `pcieval check` on the node again: it checks the data of every copy and reports a copy that did not "
+      "verify as a probe failure. A document that holds an unverified copy was written by another tool or edited.";
+  return verdict;
+}
+
 bool is_link_budget_measurement(const Measurement& m) {
   return (m.probe == "h2d_ce" || m.probe == "d2h_ce") && m.aggregation == Aggregation::kAlone &&
          m.host_memory == HostMemory::kPinned && m.gpus.size() == 1 && m.direction != Direction::kHostToHost;
@@ -195,7 +195,7 @@ std::vector<Verdict> judge_bandwidth(const Evidence& evidence, const ThresholdPr
   for (const Measurement& m : evidence.measurements) {
     if (m.probe == "group_ce" && m.aggregation == Aggregation::kTotalOverWallTime) {
       if (!m.verified) {
-        verdicts.push_back(unverified(m, m.subject));
+        verdicts.push_back(unverified_measurement(m, m.subject));
       } else if (auto group = judge_group(evidence, m, profile)) {
         verdicts.push_back(std::move(*group));
       }
@@ -203,7 +203,7 @@ std::vector<Verdict> judge_bandwidth(const Evidence& evidence, const ThresholdPr
     }
     if (!is_link_budget_measurement(m)) continue;
     if (!m.verified) {
-      verdicts.push_back(unverified(m, to_string(m.gpus.front())));
+      verdicts.push_back(unverified_measurement(m, to_string(m.gpus.front())));
       continue;
     }
     const auto path_budget = gpu_path_budget(evidence, m.gpus.front(), m.direction, expectation);

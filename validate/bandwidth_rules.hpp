@@ -48,6 +48,11 @@ namespace pcieval {
 //   emulated or misreported), so no verdict can rest on it.
 [[nodiscard]] std::vector<Verdict> judge_bandwidth(const Evidence& evidence, const ThresholdProfile& profile);
 
+// The probe_failed (inconclusive) verdict of a measurement whose data was not
+// verified, for `subject`: the copy rules above and the collective rules
+// give it instead of judging the number.
+[[nodiscard]] Verdict unverified_measurement(const Measurement& m, std::string subject);
+
 // The measurements a link budget is for: h2d_ce and d2h_ce of one GPU alone,
 // from pinned memory. Bandwidth verdicts, compare and --baseline use these.
 [[nodiscard]] bool is_link_budget_measurement(const Measurement& m);

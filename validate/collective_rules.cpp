@@ -101,6 +101,9 @@ bool busy_before_run(const DeviceRecord& device, const ThresholdSet& thresholds)
 std::vector<Verdict> judge_collectives(const Evidence& evidence, const ThresholdProfile& profile) {
   const Measurement* m = verdict_measurement(evidence);
   if (m == nullptr) return {};
+  // NCCL's result is checked as a copy's is (bench/nccl_probe.cpp); a number
+  // whose data was not checked proves no bus bandwidth.
+  if (!m->verified) return {unverified_measurement(*m, m->subject)};
 
   std::optional<PathBudget> narrowest;
   for (const PciAddress& gpu : m->gpus) {

@@ -93,6 +93,20 @@ TEST(CollectiveRules, TwoHealthyGen5GpusPass) {
   EXPECT_NE(verdicts[0].reason.find("90% of"), std::string::npos) << verdicts[0].reason;
 }
 
+TEST(CollectiveRules, AnUnverifiedAllReduceProvesNoBusBandwidth) {
+  // The same healthy number as above, but the document says its data was not
+  // checked: no pass (issue 29 item 10's rule, for the collective too).
+  const double budget = allreduce_budget(kGen5x16);
+  Measurement m = allreduce("allreduce_nccl_host", 2, {0.9 * budget, 0.91 * budget, 0.9 * budget});
+  m.verified = false;
+  const auto verdicts = judge_collectives(node(2, -1, {m}), {});
+  ASSERT_EQ(verdicts.size(), 1U);
+  EXPECT_EQ(verdicts[0].subject, "2 GPUs");
+  EXPECT_EQ(verdicts[0].status, VerdictStatus::kInconclusive);
+  EXPECT_EQ(verdicts[0].code, ReasonCode::kProbeFailed);
+  EXPECT_NE(verdicts[0].reason.find("not verified"), std::string::npos) << verdicts[0].reason;
+}
+
 TEST(CollectiveRules, TheBudgetIsThisModelsGen5Figure) {
   // The figure the built-in host-path floor's derivation quotes.
   EXPECT_NEAR(allreduce_budget(kGen5x16), 57.6, 0.05);
