@@ -123,6 +123,18 @@ PortLinkReading PortLinkReading::unknown(const Error& reason) {
   return reading;
 }
 
+PortLinkReading PortLinkReading::without_link(const std::string& who) {
+  return unknown(make_error(who + " " + std::string(kNoLinkAttributes)));
+}
+
+bool PortLinkReading::has_no_link() const {
+  const auto says_no_link = [](const auto& reading) {
+    return !reading && reading.error().message.ends_with(kNoLinkAttributes);
+  };
+  return says_no_link(max_speed) && says_no_link(max_width) && says_no_link(current_speed) &&
+         says_no_link(current_width);
+}
+
 Reading<LinkState> PortLinkReading::capable() const { return combine(max_speed, max_width); }
 
 Reading<LinkState> PortLinkReading::negotiated() const { return combine(current_speed, current_width); }

@@ -59,6 +59,9 @@ struct LinkState {
 // and in width independently (a Gen5 x8 port and a Gen4 x16 card give Gen4 x8).
 [[nodiscard]] LinkState lower_of(const LinkState& a, const LinkState& b);
 
+// The words every reading of a port without link registers ends with.
+inline constexpr std::string_view kNoLinkAttributes = "exposes no PCIe link attributes";
+
 // What one port reports about its own link: capability (LnkCap, sysfs max_*)
 // and negotiated state (LnkSta, sysfs current_*), kept as separate fields.
 struct PortLinkReading {
@@ -71,6 +74,16 @@ struct PortLinkReading {
   [[nodiscard]] static PortLinkReading known(const LinkState& capable, const LinkState& negotiated);
   // A port none of whose readings could be taken, for the one reason given.
   [[nodiscard]] static PortLinkReading unknown(const Error& reason);
+  // A port with no link registers at all (`who` names it: "0000:00:01.0"): a
+  // conventional PCI bridge, a guest's emulated bridge. Each reading says
+  // "<who> exposes no PCIe link attributes" (kNoLinkAttributes), words that
+  // survive a results document's round trip.
+  [[nodiscard]] static PortLinkReading without_link(const std::string& who);
+
+  // True when every reading failed because the port has no link registers
+  // (without_link): such an end reads nothing and contradicts nothing. Any
+  // other failed reading is a reading that is missing or broken.
+  [[nodiscard]] bool has_no_link() const;
 
   // Both halves known, or the first reason one is not.
   [[nodiscard]] Reading<LinkState> capable() const;

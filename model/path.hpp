@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/link.hpp"
@@ -36,9 +37,17 @@ struct Link {
 
   // The lower of both ends' capabilities: what the link should train to.
   [[nodiscard]] Reading<LinkState> expected() const;
-  // The state the link trained to: the downstream end's LnkSta, or the upstream
-  // end's when the downstream end's cannot be read (both describe one link).
+  // The state the link trained to, where the evidence settles it: both ends'
+  // LnkSta read and agree (both describe one link), or one end has no link
+  // registers at all (PortLinkReading::has_no_link) and the other end's reads.
+  // An error otherwise, never a guess: one naming the end and its reading when
+  // a reading is missing or broken (a width of 63 or 0, "Unknown", garbage),
+  // one naming both ends and their states when they disagree.
   [[nodiscard]] Reading<LinkState> negotiated() const;
+  // Both ends' negotiated states, downstream first, when both were read and
+  // they differ (negotiated() is then an error); nullopt otherwise. Which end
+  // is right is unknown: validate/expectation.hpp says what such a link proves.
+  [[nodiscard]] std::optional<std::pair<LinkState, LinkState>> disagreement() const;
 };
 
 // Links from the device upward: path[0] is the device's own link, the last one

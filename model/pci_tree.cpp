@@ -15,7 +15,30 @@ const PciFunction* find_function(const std::vector<PciFunction>& functions, cons
 
 PortLinkReading link_reading_of(const PciFunction& function) {
   if (function.link) return *function.link;
-  return PortLinkReading::unknown(make_error(to_string(function.bdf) + " exposes no PCIe link attributes"));
+  return PortLinkReading::without_link(to_string(function.bdf));
+}
+
+// The function that owns the physical link `function` sits on. Every function
+// of one device shares the device's link, and function 0 is the one whose
+// registers describe it: the others may claim a capability of their own
+// (a Switchtec switch's management endpoint 81:00.1 says LnkCap x16 where
+// its function 0, the switch upstream port, says x2; both run x2). So a
+// function other than 0 is replaced by its function 0 where that is a switch
+// upstream port (a bridge, so no device of its own that would be judged) in
+// the tree, on the same link (same parent) and with link registers. Where
+// function 0 is an endpoint it is judged itself and the other functions are
+// not (validate/link_rules.hpp), so their paths stay their own. SR-IOV
+// virtual functions keep theirs: under ARI a VF's "function 0" is another VF.
+const PciFunction* link_owner(const std::vector<PciFunction>& functions, const PciFunction& function) {
+  if (function.bdf.function == 0 || function.is_virtual_function) return &function;
+  PciAddress zero = function.bdf;
+  zero.function = 0;
+  const PciFunction* owner = find_function(functions, zero);
+  if (owner == nullptr || owner->is_virtual_function || !owner->link || owner->parent != function.parent ||
+      owner->role != PortRole::kUpstreamPort) {
+    return &function;
+  }
+  return owner;
 }
 
 class RoleResolver {
@@ -64,6 +87,7 @@ PciPath build_path(const std::vector<PciFunction>& functions, const PciAddress& 
   const PciFunction* current = find_function(functions, device);
   if (current == nullptr || !current->link) return path;
   for (std::size_t step = 0; step < functions.size(); ++step) {
+    current = link_owner(functions, *current);
     if (!current->parent) break;
     const PciFunction* port = find_function(functions, *current->parent);
     if (port == nullptr) break;

@@ -22,7 +22,13 @@ namespace pcieval {
 // downstream port to its own upstream port is internal to the switch and is
 // skipped. Empty when the device exposes no PCIe link attributes, is not in
 // `functions`, or sits directly under a host bridge. A port in the chain with
-// no link attributes gives error readings that say so.
+// no link attributes gives error readings that say so
+// (PortLinkReading::without_link). A link's downstream end is the function
+// that owns it: a function other than 0 whose function 0 is a switch upstream
+// port on the same link (a Switchtec or PLX switch's management endpoint)
+// gets function 0's link, its BDF and readings, since every function of a
+// device shares function 0's physical link. (Where function 0 is an endpoint
+// it is judged itself, and its other functions are not.)
 // REQUIRES: roles assigned (assign_port_roles).
 [[nodiscard]] PciPath build_path(const std::vector<PciFunction>& functions, const PciAddress& device);
 

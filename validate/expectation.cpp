@@ -62,17 +62,65 @@ bool ends_at_virtual_port(const Link& link, const Evidence& evidence) {
   return port_can && device_runs && above(device_runs.value(), port_can.value());
 }
 
+namespace {
+
+// Both ends read but disagree: which one is right is unknown, so the link
+// state stays unknown unless the higher of the two settles the verdict.
+void settle_disagreement(const Link& link, LinkExpectation& out) {
+  const auto ends = link.disagreement();
+  if (!ends || !out.expected) return;
+  const auto settled = state_despite_disagreement(ends->first, ends->second, out.expected.value());
+  if (!settled) return;
+  out.negotiated = *settled;
+  out.note = disagreement_note(to_string(link.downstream) + " reads " + to_string(ends->first) + ", " +
+                               to_string(link.upstream) + " reads " + to_string(ends->second));
+}
+
+// The first reading of an end that has link registers but failed to read.
+std::optional<std::string> broken_reading(const PortLinkReading& end) {
+  if (end.has_no_link()) return std::nullopt;
+  if (!end.max_speed) return end.max_speed.error().message;
+  if (!end.max_width) return end.max_width.error().message;
+  if (!end.current_speed) return end.current_speed.error().message;
+  if (!end.current_width) return end.current_width.error().message;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<LinkState> state_despite_disagreement(const LinkState& downstream, const LinkState& upstream,
+                                                    const LinkState& expected) {
+  const LinkState higher{std::max(downstream.gen, upstream.gen), std::max(downstream.width, upstream.width)};
+  if (higher == expected) return std::nullopt;
+  return higher;
+}
+
+std::string disagreement_note(const std::string& readings) {
+  return "the two ends disagree (" + readings +
+         "); judged by the higher of both, which settles it whichever end is right";
+}
+
 LinkExpectation expect_link(const Link& link, const Evidence& evidence, const ExpectationOptions& options) {
   LinkExpectation out;
   if (!ends_at_virtual_port(link, evidence)) {
     out.expected = link.expected();
     out.negotiated = link.negotiated();
+    settle_disagreement(link, out);
     return out;
   }
   // The emulated port's registers describe nothing physical: the link is
-  // read from the device end alone.
+  // read from the device end alone. They still have to read: an emulated
+  // port with link registers that read garbage is a broken reading, not an
+  // absent one.
   out.basis = ExpectationBasis::kVirtualPort;
   out.negotiated = link.downstream_end.negotiated();
+  if (!out.negotiated) {
+    out.negotiated =
+        make_error("negotiated state of " + to_string(link.downstream) + " unknown: " + out.negotiated.error().message);
+  } else if (const auto broken = broken_reading(link.upstream_end)) {
+    out.negotiated = make_error("the emulated port " + to_string(link.upstream) +
+                                " has link registers that do not read (" + *broken + ")");
+  }
   const std::string port = port_text(link, evidence);
   const auto own = link.downstream_end.capable();
   if (!own) {
@@ -138,15 +186,17 @@ std::optional<LinkExpectation> expect_unplaced_link(const DeviceRecord& device, 
   if (nvml_max) {
     // "Max possible with this device and system" (nvmlDeviceGetMaxPcieLinkGeneration
     // and ...Width, PCIE-FACTS 6): the port above is already folded in.
-    auto gen = gen_from_number(*nvml_gen);
+    // Set, as nvml_max says; value_or keeps GCC's -Wmaybe-uninitialized quiet.
+    const int max_gen = nvml_gen.value_or(0);
+    auto gen = gen_from_number(max_gen);
     out.basis = ExpectationBasis::kNvmlMax;
     out.expected = gen ? Reading<LinkState>(LinkState{gen.value(), *nvml->max_width}) : Reading<LinkState>(gen.error());
     out.note = "nvidia-smi/NVML Max, which includes the port above";
     if (nvml->host_max_gen && nvml->gpu_max_gen && *nvml->host_max_gen < *nvml->gpu_max_gen &&
-        *nvml_gen == *nvml->host_max_gen) {
+        max_gen == *nvml->host_max_gen) {
       out.note = "nvidia-smi Max capped by the host's Gen" + std::to_string(*nvml->host_max_gen) +
                  " (Host Max; the GPU can do Gen" + std::to_string(*nvml->gpu_max_gen) + ")";
-    } else if (nvml->host_max_gen && *nvml->host_max_gen < *nvml_gen) {
+    } else if (nvml->host_max_gen && *nvml->host_max_gen < max_gen) {
       out.note += "; Host Max Gen" + std::to_string(*nvml->host_max_gen) +
                   " is below the link's own state, so it describes a hop above the GPU (a switch's uplink), "
                   "which was not judged";

@@ -49,13 +49,34 @@ struct LinkExpectation {
   // kOwnCapability (the port above may allow no more) and for an emulated
   // port the profile does not assume a full link behind.
   bool conclusive = true;
-  // The assumption or the gap, for the verdict's reason; empty for kBothEnds.
+  // The assumption or the gap, for the verdict's reason; empty for kBothEnds
+  // unless the two ends disagree (then it names both readings).
   std::string note;
 };
 
-// One link of a path, on its own. Callers stop at the first link that ends at
-// an emulated port: the links above it join emulated ports only (a
-// hypervisor builds the whole topology above its first emulated port).
+// The state to judge a link by whose two ends both read but disagree
+// (Link::disagreement): the higher of both readings (speed and width each)
+// where that alone settles the verdict whichever end is right: below
+// `expected` (a downgrade either way) or above it (one end claims more than
+// both can do: the readings are unreliable). nullopt where the higher reading
+// is `expected` itself: one end says healthy, the other does not, and the
+// link's state is unknown (never a pass, never a downgrade). So it is where
+// each end is below `expected` in a different way (Gen3 x16 against Gen4 x8
+// of Gen4 x16): a downgrade either way, but of which kind is unknown.
+[[nodiscard]] std::optional<LinkState> state_despite_disagreement(const LinkState& downstream,
+                                                                  const LinkState& upstream, const LinkState& expected);
+// The note of a link judged by state_despite_disagreement; `readings` names
+// both ends and what each read.
+[[nodiscard]] std::string disagreement_note(const std::string& readings);
+
+// One link of a path, on its own: the expectation and the state, where the
+// evidence settles them. A reading missing or broken at an end with link
+// registers leaves the state unknown (Link::negotiated); so do ends that
+// disagree, unless state_despite_disagreement settles the verdict. Under an
+// emulated port the device end's reading alone counts, but a port with link
+// registers that do not read leaves it unknown too. Callers stop at the first
+// link that ends at an emulated port: the links above it join emulated ports
+// only (a hypervisor builds the whole topology above its first emulated port).
 [[nodiscard]] LinkExpectation expect_link(const Link& link, const Evidence& evidence,
                                           const ExpectationOptions& options);
 

@@ -251,6 +251,43 @@ Verdict unplaced_verdict(const DeviceRecord& device, const Evidence& evidence, c
   return verdict;
 }
 
+// A GPU's own link judged from the best state its end reached under load,
+// and its port's where the port was sampled under load too: the idle
+// reading's state (and any disagreement of the idle readings) is replaced;
+// ends that disagree under load prove what state_despite_disagreement says,
+// nothing more.
+void judge_under_load(const Link& link, const LinkState& device_loaded, const Evidence& evidence,
+                      LinkExpectation& expectation) {
+  if (expectation.basis == ExpectationBasis::kBothEnds) expectation.note.clear();
+  expectation.negotiated = device_loaded;
+  if (expectation.basis == ExpectationBasis::kVirtualPort) return;  // the port's own state describes nothing
+  const auto port_loaded = best_state_under_load(evidence.link_samples, link.upstream);
+  if (!port_loaded || *port_loaded == device_loaded) return;
+  const std::string ends = to_string(link.downstream) + " reached " + to_string(device_loaded) + ", " +
+                           to_string(link.upstream) + " reached " + to_string(*port_loaded) + " under load";
+  const auto settled = expectation.expected
+                           ? state_despite_disagreement(device_loaded, *port_loaded, expectation.expected.value())
+                           : std::nullopt;
+  if (!settled) {
+    expectation.negotiated = make_error("the two ends disagree: " + ends);
+    return;
+  }
+  expectation.negotiated = *settled;
+  expectation.note = disagreement_note(ends);
+}
+
+// The sentence a verdict carries when the device's link is its function 0's.
+std::string shared_link_note(const DeviceRecord& device) {
+  if (device.path.empty() || device.path.front().downstream == device.function.bdf) return "";
+  const std::string owner = to_string(device.path.front().downstream);
+  std::string note = "; " + to_string(device.function.bdf) + " shares the physical link of its function 0 (" + owner +
+                     ") and is judged by that link";
+  if (device.function.link && device.function.link->capable()) {
+    note += ", not by its own LnkCap (" + to_string(device.function.link->capable().value()) + ")";
+  }
+  return note;
+}
+
 Verdict verdict_for(const DeviceRecord& device, const Evidence& evidence, const ExpectationOptions& options) {
   if (has_unplaced_link(device)) return unplaced_verdict(device, evidence, options);
   if (is_unread_gpu(device)) return unread_gpu_verdict(device);
@@ -266,8 +303,11 @@ Verdict verdict_for(const DeviceRecord& device, const Evidence& evidence, const 
   for (const Link& link : device.path) {
     LinkExpectation expectation = expect_link(link, evidence, options);
     const bool own_link = &link == &device.path.front();
-    if (loaded_state && own_link) {
-      expectation.negotiated = *loaded_state;
+    // A reading that is missing or broken stays unknown, whatever was
+    // sampled later: the samples replace an idle state, not a broken one.
+    const bool readable = expectation.negotiated.ok() || link.disagreement().has_value();
+    if (loaded_state && own_link && readable) {
+      judge_under_load(link, *loaded_state, evidence, expectation);
       findings.push_back(judge_link(link, expectation, is_gpu, true));
       findings.back().text += " (read under load)";
     } else {
@@ -307,7 +347,7 @@ Verdict verdict_for(const DeviceRecord& device, const Evidence& evidence, const 
     verdict.status = VerdictStatus::kLinkDowngraded;
     verdict.code = worst->code;
     verdict.link = LinkRef{worst->link->downstream, worst->link->upstream};
-    verdict.reason = join(downgraded);
+    verdict.reason = join(downgraded) + shared_link_note(device);
     verdict.remediation = remediation_for(worst->code, worst->link);
     if (ends_at_virtual_port(*worst->link, evidence)) {
       // The port named above is emulated: nothing to read or retrain on it.
@@ -329,7 +369,7 @@ Verdict verdict_for(const DeviceRecord& device, const Evidence& evidence, const 
     verdict.status = VerdictStatus::kInconclusive;
     verdict.code = first->code;
     verdict.link = LinkRef{first->link->downstream, first->link->upstream};
-    verdict.reason = join(doubtful);
+    verdict.reason = join(doubtful) + shared_link_note(device);
     verdict.remediation = remediation_for(first->code, first->link);
     return verdict;
   }
@@ -337,7 +377,8 @@ Verdict verdict_for(const DeviceRecord& device, const Evidence& evidence, const 
   verdict.code = ReasonCode::kLinkAtExpectedState;
   std::string hops;
   for (const Finding& f : findings) hops += (hops.empty() ? "" : "; ") + f.text;
-  verdict.reason = "every link up to the root port runs at its expected state: " + hops + not_judged;
+  verdict.reason =
+      "every link up to the root port runs at its expected state: " + hops + not_judged + shared_link_note(device);
   return verdict;
 }
 

@@ -24,7 +24,10 @@ struct LinkRuleOptions {
 // sysfs, NVML), and GPUs whose link could not be read at all; not SR-IOV
 // virtual functions, and only function 0 of a multi-function device (its
 // other functions report the same physical link, so judging them would
-// repeat the verdict).
+// repeat the verdict). Where function 0 is a switch upstream port, no device
+// of its own, the other function is judged by function 0's link
+// (model/pci_tree.hpp build_path), never by its own LnkCap, and the reason
+// says so.
 //
 // Each link's expectation comes from validate/expectation.hpp:
 // - with both ends known, the lower of both ends' capabilities; a link is
@@ -41,7 +44,11 @@ struct LinkRuleOptions {
 //   width: the link retrains up when busy, so any loaded reading at full
 //   state proves it can), and the idle rule above no longer applies to it;
 // - an unknown reading makes the device inconclusive, never a pass; a GPU
-//   with no link reading at all is inconclusive (link_state_unknown);
+//   with no link reading at all is inconclusive (link_state_unknown). A
+//   reading missing or broken at either end of a link is unknown: the other
+//   end's does not stand in for it, and load samples replace an idle state,
+//   not a broken one. Two ends that read but disagree are unknown too, unless
+//   state_despite_disagreement (validate/expectation.hpp) settles it;
 // - a device with a link but no port above it in the evidence is held to its
 //   own ceiling: NVML/nvidia-smi Max (which folds in the port above), else its
 //   own capability. At that ceiling it passes (link_at_own_capability: the

@@ -1,11 +1,14 @@
 #include "model/link.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "model/path.hpp"
 
 namespace pcieval {
 namespace {
+
+using ::testing::HasSubstr;
 
 struct SpeedCase {
   const char* text;
@@ -96,14 +99,59 @@ TEST(Link, JoinedStatesReadAsAList) {
             "Gen3 x16, Gen4 x8 or Gen5 x4");
 }
 
-TEST(Link, NegotiatedFallsBackToTheUpstreamEnd) {
+// Issue 29, item 1: a broken reading at either end was covered by the other
+// end's, and a disagreement went to the downstream end. Neither is a reading.
+TEST(Link, ABrokenReadingAtEitherEndLeavesTheStateUnknownNamingTheEnd) {
   Link link;
+  link.downstream = *parse_pci_address("0000:84:00.0");
+  link.upstream = *parse_pci_address("0000:82:08.0");
   link.downstream_end = port(PcieGen::kGen4, 16, PcieGen::kGen4, 16);
-  link.downstream_end.current_width = make_error("current_link_width missing");
-  link.upstream_end = port(PcieGen::kGen4, 16, PcieGen::kGen3, 8);
+  link.upstream_end = port(PcieGen::kGen4, 16, PcieGen::kGen4, 16);
+  link.downstream_end.current_width = make_error("current_link_width: device not responding (reads as 0xffff)");
+  ASSERT_FALSE(link.negotiated().ok());
+  EXPECT_EQ(link.negotiated().error().message,
+            "negotiated state of 0000:84:00.0 unknown: current_link_width: device not responding (reads as 0xffff)");
+  EXPECT_FALSE(link.disagreement());
+
+  link.downstream_end = port(PcieGen::kGen4, 16, PcieGen::kGen4, 16);
+  link.upstream_end.current_speed = make_error("current_link_speed: unrecognised link speed '999 GT/s'");
+  ASSERT_FALSE(link.negotiated().ok());
+  EXPECT_THAT(link.negotiated().error().message, HasSubstr("0000:82:08.0"));
+  EXPECT_THAT(link.negotiated().error().message, HasSubstr("'999 GT/s'"));
+}
+
+TEST(Link, EndsThatDisagreeAreNamedBothAndNeverSettled) {
+  Link link;
+  link.downstream = *parse_pci_address("0000:84:00.0");
+  link.upstream = *parse_pci_address("0000:82:08.0");
+  link.downstream_end = port(PcieGen::kGen4, 16, PcieGen::kGen4, 16);
+  link.upstream_end = port(PcieGen::kGen4, 16, PcieGen::kGen4, 8);
+  ASSERT_FALSE(link.negotiated().ok());
+  EXPECT_EQ(link.negotiated().error().message,
+            "the two ends disagree: 0000:84:00.0 reads Gen4 x16, 0000:82:08.0 reads Gen4 x8");
+  ASSERT_TRUE(link.disagreement());
+  EXPECT_EQ(link.disagreement()->first, (LinkState{PcieGen::kGen4, 16}));
+  EXPECT_EQ(link.disagreement()->second, (LinkState{PcieGen::kGen4, 8}));
+}
+
+TEST(Link, AnEndWithoutLinkRegistersLeavesTheOtherEndsReading) {
+  // A PCIe device below a bridge that has no PCIe capability: only the
+  // device's end describes the link, and nothing contradicts it.
+  Link link;
+  link.downstream = *parse_pci_address("0000:01:00.0");
+  link.upstream = *parse_pci_address("0000:00:1e.0");
+  link.downstream_end = port(PcieGen::kGen3, 16, PcieGen::kGen3, 8);
+  link.upstream_end = PortLinkReading::without_link("0000:00:1e.0");
+  EXPECT_TRUE(link.upstream_end.has_no_link());
   ASSERT_TRUE(link.negotiated().ok());
   EXPECT_EQ(*link.negotiated(), (LinkState{PcieGen::kGen3, 8}));
-  link.upstream_end.current_speed = make_error("unreadable");
+  EXPECT_FALSE(link.expected().ok()) << "the port's capability is still unknown";
+  // The words survive a results document, which prefixes the attribute.
+  link.upstream_end.max_speed = make_error("max_link_speed: 0000:00:1e.0 exposes no PCIe link attributes");
+  EXPECT_TRUE(link.upstream_end.has_no_link());
+  // One reading that fails for another reason makes it an end that does not read.
+  link.upstream_end.current_width = make_error("current_link_width missing");
+  EXPECT_FALSE(link.upstream_end.has_no_link());
   EXPECT_FALSE(link.negotiated().ok());
 }
 

@@ -167,6 +167,58 @@ TEST(BuildPath, EndpointDirectlyUnderAHostBridgeHasNoPath) {
   EXPECT_TRUE(build_path(functions, bdf("0000:00:02.0")).empty());
 }
 
+PortLinkReading reading(PcieGen gen, int cap_width, int sta_width) {
+  return PortLinkReading::known(LinkState{gen, cap_width}, LinkState{gen, sta_width});
+}
+
+// The NVSwitch management path of an HGX H100 board: root port 80:01.0, a
+// Switchtec switch whose function 0 (81:00.0, the upstream port) says LnkCap
+// x2 and whose function 1 (81:00.1, its management endpoint) claims LnkCap
+// x16; the link runs x2, as designed.
+std::vector<PciFunction> switchtec() {
+  return assign_port_roles({
+      make("0000:80:01.0", std::nullopt, true, reading(PcieGen::kGen4, 16, 2)),
+      make("0000:81:00.0", "0000:80:01.0", true, reading(PcieGen::kGen4, 2, 2)),
+      make("0000:81:00.1", "0000:80:01.0", false, reading(PcieGen::kGen4, 16, 2)),
+      make("0000:82:00.0", "0000:81:00.0", true, reading(PcieGen::kGen4, 2, 2)),
+      make("0000:83:00.0", "0000:82:00.0", false, reading(PcieGen::kGen4, 2, 2)),
+  });
+}
+
+TEST(BuildPath, AFunctionOtherThanZeroSharesFunctionZerosLink) {
+  const auto functions = switchtec();
+  const PciPath path = build_path(functions, bdf("0000:81:00.1"));
+  EXPECT_THAT(ends(path), ElementsAre("0000:81:00.0-0000:80:01.0 device_link"));
+  ASSERT_EQ(path.size(), 1U);
+  EXPECT_EQ(path[0].expected().value(), (LinkState{PcieGen::kGen4, 2})) << "function 0's LnkCap, not x16";
+  EXPECT_EQ(path[0].negotiated().value(), (LinkState{PcieGen::kGen4, 2}));
+  // The switch's own uplink, seen from below it, is the same link.
+  EXPECT_THAT(ends(build_path(functions, bdf("0000:83:00.0"))),
+              ElementsAre("0000:83:00.0-0000:82:00.0 device_link", "0000:81:00.0-0000:80:01.0 uplink"));
+}
+
+TEST(BuildPath, AFunctionKeepsItsOwnLinkWhereFunctionZeroDoesNotShareIt) {
+  // Function 0 absent, or without link registers, or an SR-IOV virtual
+  // function (under ARI a VF's "function 0" is another VF).
+  auto functions = switchtec();
+  functions.erase(functions.begin() + 1);
+  EXPECT_THAT(ends(build_path(functions, bdf("0000:81:00.1"))), ElementsAre("0000:81:00.1-0000:80:01.0 device_link"));
+  functions = switchtec();
+  functions[1].link.reset();
+  EXPECT_THAT(ends(build_path(functions, bdf("0000:81:00.1"))), ElementsAre("0000:81:00.1-0000:80:01.0 device_link"));
+  functions = switchtec();
+  functions[2].is_virtual_function = true;
+  EXPECT_THAT(ends(build_path(functions, bdf("0000:81:00.1"))), ElementsAre("0000:81:00.1-0000:80:01.0 device_link"));
+  // A GPU's HD audio function: function 0 is an endpoint, judged itself; the
+  // audio function is not judged (validate/link_rules.hpp) and keeps its path.
+  const auto gpu = assign_port_roles({
+      make("0000:00:01.1", std::nullopt, true, healthy(PcieGen::kGen4, 16)),
+      make("0000:01:00.0", "0000:00:01.1", false, healthy(PcieGen::kGen4, 16)),
+      make("0000:01:00.1", "0000:00:01.1", false, healthy(PcieGen::kGen4, 16)),
+  });
+  EXPECT_THAT(ends(build_path(gpu, bdf("0000:01:00.1"))), ElementsAre("0000:01:00.1-0000:00:01.1 device_link"));
+}
+
 TEST(BridgeChain, ListsEveryBridgeNearestFirst) {
   const auto functions = two_switches();
   EXPECT_THAT(bridge_chain(functions, bdf("0000:34:00.0")),

@@ -29,7 +29,11 @@ DeviceRecord gpu_behind_switch(PortLinkReading gpu_end, PortLinkReading uplink_e
   device_link.upstream = bdf("0000:06:10.0");
   device_link.position = LinkPosition::kDeviceLink;
   device_link.downstream_end = gpu_end;
+  // Both ends of one link read its one negotiated state: the port's LnkSta
+  // follows the GPU's (where the GPU's reads at all).
   device_link.upstream_end = kGen4x16;
+  if (gpu_end.current_speed) device_link.upstream_end.current_speed = gpu_end.current_speed;
+  if (gpu_end.current_width) device_link.upstream_end.current_width = gpu_end.current_width;
   Link uplink;
   uplink.downstream = bdf("0000:05:00.0");
   uplink.upstream = bdf("0000:04:01.0");
@@ -329,6 +333,133 @@ TEST(LinkRules, IntegratedEndpointReadingUnknownIsNotJudged) {
   Evidence evidence;
   evidence.devices = {integrated};
   EXPECT_TRUE(judge_links(evidence, {}).empty());
+}
+
+// Issue 29, item 1: a reading that is missing or broken at either end of a
+// link, or two ends that disagree, is never a pass.
+class BrokenReading : public ::testing::TestWithParam<bool> {};
+
+TEST_P(BrokenReading, AtEitherEndTheLinkIsInconclusiveNamingTheEndAndTheFile) {
+  const bool at_port = GetParam();
+  DeviceRecord gpu = gpu_behind_switch(kGen4x16);
+  PortLinkReading& end = at_port ? gpu.path[0].upstream_end : gpu.path[0].downstream_end;
+  end.current_width = make_error("current_link_width: device not responding (reads as 0xffff)");
+  const auto verdicts = judge_links(with_devices({gpu}, true), {});
+  ASSERT_EQ(verdicts.size(), 1U);
+  EXPECT_EQ(verdicts[0].status, VerdictStatus::kInconclusive) << verdicts[0].reason;
+  EXPECT_EQ(verdicts[0].code, ReasonCode::kLinkStateUnknown);
+  const std::string end_bdf = at_port ? "0000:06:10.0" : "0000:07:00.0";
+  EXPECT_NE(verdicts[0].reason.find("negotiated state of " + end_bdf +
+                                    " unknown: current_link_width: device not "
+                                    "responding"),
+            std::string::npos)
+      << verdicts[0].reason;
+}
+
+TEST_P(BrokenReading, ABrokenCapabilityAtEitherEndIsInconclusive) {
+  const bool at_port = GetParam();
+  DeviceRecord gpu = gpu_behind_switch(kGen4x16);
+  PortLinkReading& end = at_port ? gpu.path[0].upstream_end : gpu.path[0].downstream_end;
+  end.max_speed = make_error("max_link_speed: unrecognised link speed 'nan'");
+  const auto verdicts = judge_links(with_devices({gpu}, true), {});
+  ASSERT_EQ(verdicts.size(), 1U);
+  EXPECT_EQ(verdicts[0].status, VerdictStatus::kInconclusive) << verdicts[0].reason;
+  EXPECT_NE(verdicts[0].reason.find("'nan'"), std::string::npos) << verdicts[0].reason;
+}
+
+TEST_P(BrokenReading, LoadSamplesDoNotStandInForABrokenReading) {
+  const bool at_port = GetParam();
+  auto evidence = with_devices({gpu_behind_switch(kGen4x16)});
+  PortLinkReading& end =
+      at_port ? evidence.devices[0].path[0].upstream_end : evidence.devices[0].path[0].downstream_end;
+  end.current_speed = make_error("current_link_speed: unrecognised link speed '999 GT/s'");
+  evidence.link_samples = {sample("0000:07:00.0", 0.1, true, PcieGen::kGen4, 16)};
+  const auto verdicts = judge_links(evidence, {});
+  ASSERT_EQ(verdicts.size(), 1U);
+  EXPECT_EQ(verdicts[0].status, VerdictStatus::kInconclusive) << verdicts[0].reason;
+  EXPECT_NE(verdicts[0].reason.find("'999 GT/s'"), std::string::npos) << verdicts[0].reason;
+}
+
+INSTANTIATE_TEST_SUITE_P(GpuEndAndPortEnd, BrokenReading, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "port_end" : "gpu_end"; });
+
+DeviceRecord disagreeing(LinkState gpu_reads, LinkState port_reads) {
+  DeviceRecord gpu = gpu_behind_switch(kGen4x16);
+  gpu.path[0].downstream_end.current_speed = gpu_reads.gen;
+  gpu.path[0].downstream_end.current_width = gpu_reads.width;
+  gpu.path[0].upstream_end.current_speed = port_reads.gen;
+  gpu.path[0].upstream_end.current_width = port_reads.width;
+  return gpu;
+}
+
+TEST(LinkRules, EndsThatDisagreeAreInconclusiveNamingBoth) {
+  // The GPU says x16, the port above says x8: one of them is wrong, and
+  // which one decides between pass and a downgrade.
+  const auto verdicts = judge_links(with_devices({disagreeing({PcieGen::kGen4, 16}, {PcieGen::kGen4, 8})}, true), {});
+  ASSERT_EQ(verdicts.size(), 1U);
+  EXPECT_EQ(verdicts[0].status, VerdictStatus::kInconclusive);
+  EXPECT_EQ(verdicts[0].code, ReasonCode::kLinkStateUnknown);
+  EXPECT_NE(verdicts[0].reason.find("the two ends disagree: 0000:07:00.0 reads Gen4 x16, 0000:06:10.0 reads Gen4 x8"),
+            std::string::npos)
+      << verdicts[0].reason;
+  // The same the other way round, and where each end is low in another way.
+  EXPECT_EQ(judge_links(with_devices({disagreeing({PcieGen::kGen4, 8}, {PcieGen::kGen4, 16})}, true), {})[0].status,
+            VerdictStatus::kInconclusive);
+  EXPECT_EQ(judge_links(with_devices({disagreeing({PcieGen::kGen3, 16}, {PcieGen::kGen4, 8})}, true), {})[0].status,
+            VerdictStatus::kInconclusive);
+}
+
+TEST(LinkRules, EndsThatDisagreeBelowTheExpectationAreADowngradeEitherWay) {
+  // x8 at the GPU, x4 at the port, of x16: whichever is right, lanes are lost.
+  const auto verdicts = judge_links(with_devices({disagreeing({PcieGen::kGen4, 8}, {PcieGen::kGen4, 4})}, true), {});
+  ASSERT_EQ(verdicts.size(), 1U);
+  EXPECT_EQ(verdicts[0].status, VerdictStatus::kLinkDowngraded);
+  EXPECT_EQ(verdicts[0].code, ReasonCode::kLinkWidthBelowExpected);
+  EXPECT_NE(verdicts[0].reason.find("runs Gen4 x8, expected Gen4 x16 (the two ends disagree (0000:07:00.0 reads "
+                                    "Gen4 x8, 0000:06:10.0 reads Gen4 x4)"),
+            std::string::npos)
+      << verdicts[0].reason;
+}
+
+TEST(LinkRules, EndsThatDisagreeUnderLoadAreInconclusive) {
+  // The idle readings agree; under load the GPU's end reached x16 and the
+  // port's stayed at x8.
+  auto evidence = with_devices({gpu_behind_switch(port(PcieGen::kGen4, 16, PcieGen::kGen1, 16))});
+  evidence.link_samples = {sample("0000:07:00.0", 0.1, true, PcieGen::kGen4, 16),
+                           sample("0000:06:10.0", 0.1, true, PcieGen::kGen4, 8)};
+  const auto verdicts = judge_links(evidence, {});
+  ASSERT_EQ(verdicts.size(), 1U);
+  EXPECT_EQ(verdicts[0].status, VerdictStatus::kInconclusive) << verdicts[0].reason;
+  EXPECT_NE(verdicts[0].reason.find("0000:06:10.0 reached Gen4 x8 under load"), std::string::npos)
+      << verdicts[0].reason;
+  // Both ends at full state under load: the idle reading no longer matters.
+  evidence.link_samples.back().width = 16;
+  EXPECT_EQ(judge_links(evidence, {})[0].status, VerdictStatus::kPass);
+}
+
+// Issue 29, item 2: the Switchtec management endpoint of an HGX H100 board
+// (81:00.1) claims LnkCap x16 on the x2 link of its function 0 (81:00.0, the
+// switch upstream port, a bridge and so no device of its own): model/
+// build_path gives it function 0's link, and the verdict says so.
+TEST(LinkRules, AFunctionJudgedByFunctionZerosLinkSaysSo) {
+  DeviceRecord management;
+  management.function.bdf = bdf("0000:81:00.1");
+  management.function.vendor_id = 0x11f8;
+  management.function.class_code = 0x058000;
+  management.function.link = port(PcieGen::kGen4, 16, PcieGen::kGen4, 2);
+  Link link;
+  link.downstream = bdf("0000:81:00.0");
+  link.upstream = bdf("0000:80:01.0");
+  link.downstream_end = port(PcieGen::kGen4, 2, PcieGen::kGen4, 2);
+  link.upstream_end = port(PcieGen::kGen5, 16, PcieGen::kGen4, 2);
+  management.path = {link};
+  const auto verdicts = judge_links(with_devices({management}), {});
+  ASSERT_EQ(verdicts.size(), 1U);
+  EXPECT_EQ(verdicts[0].status, VerdictStatus::kPass) << verdicts[0].reason;
+  EXPECT_NE(verdicts[0].reason.find("0000:81:00.1 shares the physical link of its function 0 (0000:81:00.0) and is "
+                                    "judged by that link, not by its own LnkCap (Gen4 x16)"),
+            std::string::npos)
+      << verdicts[0].reason;
 }
 
 }  // namespace

@@ -162,6 +162,28 @@ std::vector<Case> captures() {
       Case{"unknown_virtual_port_in_guest",
            evidence_of({guest_gpu(port(5, 16, 5, 16), port(1, 1, 1, 1), PciId{0x1d0f, 0x0001})}, true),
            VerdictStatus::kPass, ReasonCode::kLinkAtExpectedState, "the port above is virtual (the port 0000:00:02.0)"},
+      // Issue 29: an emulated port whose link registers do not read (a width
+      // of 63) is a broken reading, not an absent one: never a pass.
+      Case{"qemu_root_port_reading_63",
+           evidence_of({guest_gpu(
+                           port(5, 16, 5, 16),
+                           [] {
+                             PortLinkReading broken = port(4, 32, 4, 32);
+                             broken.max_width = make_error("max_link_width: device not responding");
+                             return broken;
+                           }(),
+                           kQemuRootPort)},
+                       true),
+           VerdictStatus::kInconclusive, ReasonCode::kLinkStateUnknown,
+           "the emulated port 0000:00:02.0 has link registers that do not read (max_link_width: device not "
+           "responding)"},
+      // An emulated bridge with no link registers at all (QEMU's conventional
+      // pci-bridge): only the device's end describes the link, as before.
+      Case{"qemu_pci_bridge_without_link_registers",
+           evidence_of(
+               {guest_gpu(port(5, 16, 5, 16), PortLinkReading::without_link("0000:00:02.0"), PciId{0x1b36, 0x0001})},
+               true),
+           VerdictStatus::kPass, ReasonCode::kLinkAtExpectedState, "QEMU pci-bridge [1b36:0001]"},
       // Hyper-V style: a guest's GPU with no port above it at all.
       Case{"guest_no_port_healthy", evidence_of({gpu_alone("0001:00:00.0", port(5, 16, 5, 16))}, true),
            VerdictStatus::kPass, ReasonCode::kLinkAtOwnCapability, "a virtual machine's device with no port above it"},
