@@ -115,8 +115,18 @@ TEST_F(DiagnoseTest, ConflictingFilesKeepTheFirstAndSaySo) {
   const auto [exit_code, document] = diagnose({kEscGpu41, busy_file, kEscRootPort40});
   EXPECT_EQ(exit_code, 3) << "the first file's idle reading is kept";
   EXPECT_THAT(document["devices"][0]["notes"].dump(), HasSubstr("LnkSta speed: " + kEscGpu41));
-  const auto [busy_code, busy_first] = diagnose({busy_file, kEscGpu41, kEscRootPort40});
+  // Busy first, with the root port read busy too (both ends of one link read
+  // its one state; a busy GPU end under an idle port's 2.5GT/s would be two
+  // ends that disagree, which is inconclusive).
+  std::string busy_port = slurp(kEscRootPort40);
+  busy_port.replace(busy_port.find("Speed 2.5GT/s"), 13, "Speed 16GT/s");
+  const std::string busy_port_file = path("busy_port.txt");
+  write(busy_port_file, busy_port);
+  const auto [busy_code, busy_first] = diagnose({busy_file, kEscGpu41, busy_port_file});
   EXPECT_EQ(busy_code, 0);
+  const auto [idle_port_code, idle_port] = diagnose({busy_file, kEscGpu41, kEscRootPort40});
+  EXPECT_EQ(idle_port_code, 3);
+  EXPECT_THAT(idle_port["verdicts"].dump(), HasSubstr("the two ends disagree"));
 }
 
 TEST_F(DiagnoseTest, ExpectGpusCountsTheGpusOfTheCapture) {

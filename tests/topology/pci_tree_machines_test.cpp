@@ -120,8 +120,10 @@ TEST(PciTreeOnMachines, PathPortThatFellOffTheBusLeavesItsLinkUnknown) {
   EXPECT_EQ(path[0].negotiated().value(), (LinkState{PcieGen::kGen2, 1}));
   ASSERT_FALSE(path[1].expected().ok());
   EXPECT_THAT(path[1].expected().error().message, HasSubstr("device not responding"));
-  // The partner port still describes the same link.
-  EXPECT_EQ(path[1].negotiated().value(), (LinkState{PcieGen::kGen4, 16}));
+  // The partner port's reading does not stand in for a port that no longer
+  // answers (issue 29): the link's state is unknown too, naming that port.
+  ASSERT_FALSE(path[1].negotiated().ok());
+  EXPECT_THAT(path[1].negotiated().error().message, HasSubstr("negotiated state of 0000:0f:00.0 unknown"));
 }
 
 TEST(PciTreeOnMachines, PathDeviceWithoutLinkAttributesHasNoPath) {
