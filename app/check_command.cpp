@@ -1,7 +1,10 @@
 // `pcieval check`: discover, measure, then judge and tell
 // (judge_and_report.cpp, the half validate and diagnose share).
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <iostream>
+#include <thread>
 
 #include "app/commands.hpp"
 #include "app/reference_copy.hpp"
@@ -18,6 +21,16 @@ DiscoveryOptions discovery_options(const SourceOptions& sources) {
   DiscoveryOptions options;
   options.sysfs_root = sources.sysfs_root;
   if (sources.topology_xml) options.topology_xml = *sources.topology_xml;
+  // Fault injection for the tests of the sysfs deadline (tests/cli,
+  // tests/mpi): a read of the file this names never returns, as a config
+  // read held by a wedged device or root port would not. Nothing else can
+  // stand in for one: sysfs reads refuse FIFOs and devices on their type.
+  if (const char* stalled = std::getenv("PCIEVAL_TEST_STALL_SYSFS_READ"); stalled != nullptr && *stalled != '\0') {
+    options.sysfs_read.before_read = [file = std::string(stalled)](const std::string& path) {
+      if (path != file) return;
+      for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+    };
+  }
   return options;
 }
 

@@ -92,7 +92,7 @@ std::optional<bool> cpuinfo_hypervisor_flag(std::string_view cpuinfo) {
 
 Result<Evidence> discover(const DiscoveryOptions& options) {
   SysfsNotes sysfs_notes;
-  auto read = read_pci_functions(options.sysfs_root, &sysfs_notes);
+  auto read = read_pci_functions(options.sysfs_root, &sysfs_notes, options.sysfs_read);
   if (!read) return read.error();
   const std::vector<PciFunction> functions = assign_port_roles(std::move(read).value());
 

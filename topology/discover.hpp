@@ -8,6 +8,7 @@
 
 #include "model/evidence.hpp"
 #include "model/result.hpp"
+#include "topology/sysfs_reader.hpp"
 
 namespace pcieval {
 
@@ -16,6 +17,8 @@ struct DiscoveryOptions {
   std::filesystem::path sysfs_root = "/sys";
   // An `lstopo --of xml` file to take locality from instead of live hwloc.
   std::optional<std::filesystem::path> topology_xml;
+  // The sysfs reads' deadline (and the tests' hook into them).
+  SysfsReadOptions sysfs_read;
 };
 
 // Host name and kernel release (uname). Fields that cannot be read are empty.

@@ -42,28 +42,28 @@ class MpiFleet : public ScratchDirTest {
     fs::create_symlink(fixture(machine) / "topology.xml", at / "topology.xml");
   }
 
-  // A node whose check blocks for ever: a copy of a fixture with one sysfs
-  // attribute replaced by a FIFO that nobody writes, so the rank's read
-  // never returns, as a read of a wedged device's config space would not.
-  void hung_node(int i, const std::string& machine) {
+  // A rank slower than the fleet's timeout: one of its sysfs reads stalls
+  // (PCIEVAL_TEST_STALL_SYSFS_READ, app/check_command.cpp), as a config read
+  // held by a wedged device would, until the sysfs deadline (5 s) gives it up.
+  // (A FIFO in sysfs no longer stalls anything: sysfs reads refuse anything
+  // but a regular file, issue 29 item 12.) Returns the environment to run with.
+  std::string hung_node(int i, const std::string& machine) {
     const fs::path at = dir_ / ("node" + std::to_string(i));
     fs::create_directories(at);
     fs::copy(fixture(machine) / "sys", at / "sys", fs::copy_options::recursive);
     fs::copy(fixture(machine) / "topology.xml", at / "topology.xml");
     for (const auto& entry : fs::recursive_directory_iterator(at / "sys")) {
       if (entry.path().filename() == "current_link_speed") {
-        const fs::path target = entry.path();
-        fs::remove(target);
-        ASSERT_EQ(::mkfifo(target.c_str(), 0600), 0);
-        return;
+        return "PCIEVAL_TEST_STALL_SYSFS_READ=" + shell_quote(entry.path().string()) + " ";
       }
     }
-    FAIL() << "no current_link_speed in " << machine;
+    ADD_FAILURE() << "no current_link_speed in " << machine;
+    return "";
   }
 
-  CliRun mpirun(int ranks, const std::string& args) {
+  CliRun mpirun(int ranks, const std::string& args, const std::string& environment = "") {
     const std::string command =
-        "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 mpirun --oversubscribe -np " +
+        environment + "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 mpirun --oversubscribe -np " +
         std::to_string(ranks) + " " + PCIEVAL_BINARY + " check --sysfs-root " +
         shell_quote((dir_ / "node{rank}" / "sys").string()) + " --topology-xml " +
         shell_quote((dir_ / "node{rank}" / "topology.xml").string()) + " " + args;
@@ -144,9 +144,9 @@ TEST_F(MpiFleet, AHungRankTimesOutAsInconclusiveAndTheRunCompletes) {
   node(0, "hgx_a100_8gpu_gen4");
   node(1, "small_server_no_gpu");
   node(2, "h100_pcie_gen5_in_gen4_slot");
-  hung_node(3, "small_server_no_gpu");
+  const std::string stall = hung_node(3, "small_server_no_gpu");
   const auto started = std::chrono::steady_clock::now();
-  const CliRun run = mpirun(4, "--fleet-one-node-per-rank --fleet-timeout 3" + fleet_output());
+  const CliRun run = mpirun(4, "--fleet-one-node-per-rank --fleet-timeout 3" + fleet_output(), stall);
   const double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   // Rank 0 ends the job with MPI_Abort(fleet's code): the hung rank never
   // reaches MPI_Finalize. Open MPI's mpirun exits with that code.
