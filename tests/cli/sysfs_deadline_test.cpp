@@ -27,12 +27,11 @@ TEST(SysfsDeadline, AHungReadOfAGpusLinkIsInconclusiveNamingTheFileWithinTheDead
   const fs::path out = fs::temp_directory_path() / ("pcieval-deadline-" + std::to_string(::getpid()) + ".json");
 
   const auto started = std::chrono::steady_clock::now();
-  const CliRun stalled_run = run_shell("PCIEVAL_TEST_STALL_SYSFS_READ=" + shell_quote(stalled) + " " +
-                                           std::string(PCIEVAL_BINARY) + " check --no-probes -q --sysfs-root " +
-                                           shell_quote((root / "sys").string()) + " --topology-xml " +
-                                           shell_quote((root / "topology.xml").string()) + " -o " +
-                                           shell_quote(out.string()),
-                                       fs::temp_directory_path());
+  const CliRun stalled_run =
+      run_shell("PCIEVAL_TEST_STALL_SYSFS_READ=" + shell_quote(stalled) + " " + std::string(PCIEVAL_BINARY) +
+                    " check --no-probes -q --sysfs-root " + shell_quote((root / "sys").string()) + " --topology-xml " +
+                    shell_quote((root / "topology.xml").string()) + " -o " + shell_quote(out.string()),
+                fs::temp_directory_path());
   const double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
   EXPECT_EQ(stalled_run.exit_code, 3) << stalled_run.out << stalled_run.err;
