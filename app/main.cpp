@@ -5,12 +5,14 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <string>
 
 #include "app/cli.hpp"
 #include "app/commands.hpp"
 #include "app/mpi_launch.hpp"
+#include "kernels/cuda_driver.hpp"
 #ifdef PCIEVAL_HAVE_MPI
 #include "app/mpi_fleet.hpp"
 #endif
@@ -65,7 +67,10 @@ int run_check_or_fleet(const pcieval::app::CheckOptions& check, const pcieval::a
 
 int run(int argc, char** argv) {
   CLI::App cli{"pcieval: find GPU and host PCIe links that trained below what their slots can do."};
-  cli.set_version_flag("--version", std::string("pcieval ") + PCIEVAL_VERSION);
+  // The GPU side's lines load the driver, so only when asked for.
+  cli.set_version_flag("--version", std::function<std::string()>([] {
+                         return std::string("pcieval ") + PCIEVAL_VERSION + "\n" + pcieval::gpu_version_lines();
+                       }));
   cli.require_subcommand(1);
   pcieval::app::CommandLineOptions options;
   const pcieval::app::Commands commands = pcieval::app::add_commands(cli, options);

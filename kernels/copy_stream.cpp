@@ -1,7 +1,5 @@
 #include "kernels/copy_stream.hpp"
 
-#include <cuda_runtime.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -11,8 +9,8 @@
 
 #include "kernels/blocking_call.hpp"
 #include "kernels/cuda_device.hpp"
-#include "kernels/detail/cuda_check.cuh"
-#include "kernels/detail/kernels.cuh"
+#include "kernels/detail/cuda_check.hpp"
+#include "kernels/detail/launchers.hpp"
 #include "kernels/pattern.hpp"
 
 namespace pcieval {
@@ -67,7 +65,7 @@ class TrialCleanup {
 
 // What a stream's timed work is called in a timeout's message.
 std::string operation_name(Direction direction, CopyMethod method) {
-  return std::string(method == CopyMethod::kCopyEngine ? "cudaMemcpyAsync " : "SM copy kernel ") +
+  return std::string(method == CopyMethod::kCopyEngine ? "copy-engine copy " : "SM copy kernel ") +
          std::string(to_string(direction));
 }
 
@@ -77,7 +75,8 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 // What the thread of a pageable copy reports back.
 struct PageableCopy {
-  cudaError_t code = cudaSuccess;
+  CuResult code = kCudaSuccess;
+  std::string not_current;            // use_device's error on the thread, if any
   const char* failed_call = nullptr;  // the call that returned `code`; null when both succeeded
   WaitResult waited;                  // the wait for the stream after the copy
   std::chrono::steady_clock::time_point started;
@@ -87,7 +86,7 @@ struct PageableCopy {
 // How much longer than the copy's own deadline the caller waits for its
 // thread: the thread's wait gives up at that deadline and reports it, which
 // names the stuck part better than the caller's timeout would. The caller's
-// timeout remains for a thread stuck inside cudaMemcpyAsync itself.
+// timeout remains for a thread stuck inside the copy call itself.
 constexpr double kPageableThreadGraceS = 1.0;
 
 }  // namespace
@@ -115,7 +114,7 @@ Result<CopyStream> CopyStream::create(int ordinal, Direction direction, CopyMeth
   CopyStream created(direction, method, seed, std::move(stream), std::move(events), std::move(registration),
                      std::move(device), std::move(counter), std::move(readback), host_device_pointer, blocks);
   // The whole capacity carries the pattern, whatever shape comes later.
-  PCIEVAL_TRY_STATUS(detail::launch_fill_pattern(created.stream_.handle(), blocks, created.kernel_view_of_source(),
+  PCIEVAL_TRY_STATUS(detail::launch_fill_pattern(created.stream_, blocks, created.kernel_view_of_source(),
                                                  created.capacity_bytes(), seed));
   PCIEVAL_TRY_STATUS(created.stream_.synchronize());
   return Result<CopyStream>(std::move(created));
@@ -166,19 +165,28 @@ std::byte* CopyStream::kernel_view_of_destination() const {
 
 Status CopyStream::prepare_destination() {
   PCIEVAL_TRY_STATUS(detail::use_device(ordinal()));
-  return detail::launch_poison(stream_.handle(), grid_blocks_, kernel_view_of_destination(), shape_.size_bytes);
+  return detail::launch_poison(stream_, grid_blocks_, kernel_view_of_destination(), shape_.size_bytes);
 }
 
 Status CopyStream::enqueue(Latch& latch) {
   PCIEVAL_TRY_STATUS(latch.hold(stream_));
   PCIEVAL_TRY_STATUS(events_.record_start(stream_));
-  const cudaMemcpyKind kind = direction_ == Direction::kHostToDevice ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+  const bool to_device = direction_ == Direction::kHostToDevice;
+  const CudaDriverApi& api = detail::cu();
   for (int i = 0; i < shape_.copies; ++i) {
     if (method_ == CopyMethod::kCopyEngine) {
-      PCIEVAL_CUDA_TRY(cudaMemcpyAsync(copy_destination(), copy_source(), shape_.size_bytes, kind, stream_.handle()));
+      // The host side is the registered range itself (pinned: the copy
+      // engine reads or writes it by DMA); the device side its buffer.
+      const CuResult code = to_device ? api.memcpy_htod_async(detail::device_address(copy_destination()), copy_source(),
+                                                              shape_.size_bytes, stream_.handle())
+                                      : api.memcpy_dtoh_async(copy_destination(), detail::device_address(copy_source()),
+                                                              shape_.size_bytes, stream_.handle());
+      if (code != kCudaSuccess) {
+        return detail::device_error(ordinal(), to_device ? "cuMemcpyHtoDAsync_v2" : "cuMemcpyDtoHAsync_v2", code);
+      }
     } else {
       PCIEVAL_TRY_STATUS(
-          detail::launch_sm_copy(stream_.handle(), grid_blocks_, copy_destination(), copy_source(), shape_.size_bytes));
+          detail::launch_sm_copy(stream_, grid_blocks_, copy_destination(), copy_source(), shape_.size_bytes));
     }
   }
   return events_.record_end(stream_);
@@ -281,7 +289,7 @@ Result<PageableCopyStream> PageableCopyStream::create(int ordinal, Direction dir
     fill_pattern_host(host, seed);
   } else {
     PCIEVAL_ASSIGN_OR_RETURN(int blocks, detail::saturating_blocks(ordinal));
-    PCIEVAL_TRY_STATUS(detail::launch_fill_pattern(stream.handle(), blocks, device.data(), device.size_bytes(), seed));
+    PCIEVAL_TRY_STATUS(detail::launch_fill_pattern(stream, blocks, device.data(), device.size_bytes(), seed));
     PCIEVAL_TRY_STATUS(stream.synchronize());
   }
   return PageableCopyStream(direction, seed, host, std::move(stream), std::move(device), std::move(counter),
@@ -299,39 +307,39 @@ Result<double> PageableCopyStream::run_trial() {
   PCIEVAL_ASSIGN_OR_RETURN(int blocks, detail::saturating_blocks(ordinal()));
   const bool to_device = direction_ == Direction::kHostToDevice;
   if (to_device) {
-    PCIEVAL_TRY_STATUS(detail::launch_poison(stream_.handle(), blocks, device_.data(), device_.size_bytes()));
+    PCIEVAL_TRY_STATUS(detail::launch_poison(stream_, blocks, device_.data(), device_.size_bytes()));
     PCIEVAL_TRY_STATUS(stream_.synchronize());
   } else {
     poison_host(host_);
   }
 
   // On the stream's own stream, which nothing else uses: the copy then waits
-  // for nothing but itself, as cudaMemcpy on an idle device would, and can be
-  // waited for with a deadline instead of cudaDeviceSynchronize.
-  const cudaMemcpyKind kind = to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
-  void* destination = to_device ? static_cast<void*>(device_.data()) : static_cast<void*>(host_.data());
-  const void* source = to_device ? static_cast<const void*>(host_.data()) : static_cast<const void*>(device_.data());
+  // for nothing but itself, as a synchronous copy on an idle device would,
+  // and can be waited for with a deadline instead of a device synchronize.
+  const CuDevicePtr device_side = detail::device_address(device_.data());
+  std::byte* host_side = host_.data();
   const std::size_t bytes = host_.size();
   const int ordinal_of_copy = ordinal();
-  cudaStream_t stream = stream_.handle();
+  CuStream stream = stream_.handle();
   const double deadline_s = copy_deadline_s(bytes, 0.0);
-  const std::string what = "cudaMemcpyAsync pageable " + std::string(to_string(direction_));
+  const std::string what = "pageable copy " + std::string(to_string(direction_));
   const std::string where = detail::where_is(ordinal_of_copy);
   // The thread times the copy itself, so the time does not include starting
   // or waking threads. It owns only values: the buffers it reaches are kept
   // by their owners when the device is retired (abandoned()).
   DeadlineCall<PageableCopy> copy = call_with_deadline(
-      [ordinal_of_copy, destination, source, bytes, kind, stream, deadline_s, what] {
+      [ordinal_of_copy, to_device, device_side, host_side, bytes, stream, deadline_s, what] {
         PageableCopy out;
-        out.code = cudaSetDevice(ordinal_of_copy);
-        if (out.code != cudaSuccess) {
-          out.failed_call = "cudaSetDevice";
+        if (auto current = detail::use_device(ordinal_of_copy); !current) {
+          out.not_current = current.error().message;
           return out;
         }
+        const CudaDriverApi& api = detail::cu();
         out.started = std::chrono::steady_clock::now();
-        out.code = cudaMemcpyAsync(destination, source, bytes, kind, stream);
-        if (out.code != cudaSuccess) {
-          out.failed_call = "cudaMemcpyAsync";
+        out.code = to_device ? api.memcpy_htod_async(device_side, host_side, bytes, stream)
+                             : api.memcpy_dtoh_async(host_side, device_side, bytes, stream);
+        if (out.code != kCudaSuccess) {
+          out.failed_call = to_device ? "cuMemcpyHtoDAsync_v2" : "cuMemcpyDtoHAsync_v2";
           return out;
         }
         // A pageable host-to-device copy returns once the driver has staged
@@ -339,7 +347,9 @@ Result<double> PageableCopyStream::run_trial() {
         // sleeping: the host clock is the timer here, and a sleep would add
         // to the time.
         out.waited = wait_until_ready(
-            [stream] { return detail::cuda_ready("cudaStreamQuery", cudaStreamQuery(stream)); },
+            [ordinal_of_copy, stream] {
+              return detail::device_ready(ordinal_of_copy, "cuStreamQuery", detail::cu().stream_query(stream));
+            },
             PollPolicy{std::max(deadline_s - seconds_since(out.started), 1e-3), std::chrono::microseconds(0)}, what);
         out.ended = std::chrono::steady_clock::now();
         return out;
@@ -350,8 +360,9 @@ Result<double> PageableCopyStream::run_trial() {
                       detail::blocking_call_error(ordinal_of_copy, copy.outcome, what, deadline_s, where).message);
   }
   const PageableCopy& done = *copy.value;
+  if (!done.not_current.empty()) return make_error(label() + ": " + done.not_current);
   if (done.failed_call != nullptr) {
-    return make_error(label() + ": " + detail::cuda_error(done.failed_call, done.code).message);
+    return make_error(label() + ": " + detail::device_error(ordinal_of_copy, done.failed_call, done.code).message);
   }
   if (done.waited.outcome == WaitOutcome::kFailed) {
     return make_error(label() + ": " + what + ": " + done.waited.message);

@@ -85,7 +85,7 @@ class CopyStream {
   [[nodiscard]] Status enqueue(Latch& latch);
   // Waits for the end event, until policy.timeout_s; the seconds from the
   // first copy's start to the last copy's end. A timeout is an error naming
-  // the operation ("cudaMemcpyAsync h2d did not complete within 30 s on
+  // the operation ("copy-engine copy h2d did not complete within 30 s on
   // 0000:17:00.0; ...") and retires the device.
   [[nodiscard]] Result<double> elapsed_s(const PollPolicy& policy = {}) const;
   // Whether the stream's device was retired: its resources are leaked, and so

@@ -1,31 +1,15 @@
 #include "kernels/cuda_device.hpp"
 
-#include <cuda_runtime.h>
-#include <dlfcn.h>
-
 #include <array>
 #include <cstdlib>
 #include <string>
 
-#include "kernels/detail/cuda_check.cuh"
-#include "kernels/detail/kernels.cuh"
+#include "kernels/cuda_driver.hpp"
+#include "kernels/detail/cuda_check.hpp"
+#include "kernels/detail/module.hpp"
 
 namespace pcieval {
 namespace {
-
-// cudart_static reports a missing driver as "CUDA driver version is
-// insufficient", which reads as an old driver. Whether libcuda can be loaded
-// at all says which it is.
-std::string driver_missing_reason() {
-  void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (driver != nullptr) {
-    dlclose(driver);
-    return {};
-  }
-  const char* why = dlerror();
-  return "no NVIDIA driver: libcuda.so.1 cannot be loaded (" + std::string(why != nullptr ? why : "unknown reason") +
-         ")";
-}
 
 std::string visible_devices_note() {
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
@@ -35,14 +19,15 @@ std::string visible_devices_note() {
 
 }  // namespace
 
-bool built_with_cuda() { return true; }
+bool built_with_cuda() { return !detail::kernels_ptx().empty(); }
 
 Result<int> cuda_device_count() {
+  if (!built_with_cuda()) return make_error(std::string(kBuiltWithoutCudaMessage));
+  auto driver = cuda_driver();
+  if (!driver) return make_error(driver.error().message + visible_devices_note());
   int count = 0;
-  const cudaError_t code = cudaGetDeviceCount(&count);
-  if (code != cudaSuccess) {
-    if (std::string missing = driver_missing_reason(); !missing.empty()) return make_error(missing);
-    return make_error(detail::cuda_error("cudaGetDeviceCount", code).message + visible_devices_note());
+  if (const CuResult code = driver.value()->device_get_count(&count); code != kCudaSuccess) {
+    return make_error(detail::cuda_error("cuDeviceGetCount", code).message + visible_devices_note());
   }
   if (count == 0) return make_error("CUDA reports no device" + visible_devices_note());
   return count;
@@ -51,36 +36,42 @@ Result<int> cuda_device_count() {
 Result<int> cuda_ordinal_of(const PciAddress& address) {
   if (auto count = cuda_device_count(); !count) return count.error();
   const std::string bus_id = to_string(address);
-  int ordinal = -1;
-  const cudaError_t code = cudaDeviceGetByPCIBusId(&ordinal, bus_id.c_str());
-  if (code != cudaSuccess) {
-    // The lookup's error says "invalid device ordinal", which hides the point.
+  CuDevice device = 0;
+  if (const CuResult code = detail::cu().device_get_by_pci_bus_id(&device, bus_id.c_str()); code != kCudaSuccess) {
+    // The lookup's error says "invalid device", which hides the point.
     return make_error("CUDA does not see the GPU at " + bus_id + visible_devices_note() +
                       ": it is hidden by CUDA_VISIBLE_DEVICES, not a CUDA device, or unusable (" +
-                      detail::cuda_error("cudaDeviceGetByPCIBusId", code).message + ")");
+                      detail::cuda_error("cuDeviceGetByPCIBusId", code).message + ")");
   }
-  return ordinal;
+  // A CUdevice is its ordinal (cuDeviceGet(&device, ordinal) gives back the
+  // ordinal on every driver); the rest of kernels/ speaks ordinals.
+  return static_cast<int>(device);
 }
 
 Result<PciAddress> cuda_pci_address(int ordinal) {
+  PCIEVAL_ASSIGN_OR_RETURN(const CudaDriverApi* api, cuda_driver());
+  CuDevice device = 0;
+  PCIEVAL_CU_TRY(api->device_get(&device, ordinal));
   std::array<char, 32> bus_id{};
-  PCIEVAL_CUDA_TRY(cudaDeviceGetPCIBusId(bus_id.data(), static_cast<int>(bus_id.size()), ordinal));
+  PCIEVAL_CU_TRY(api->device_get_pci_bus_id(bus_id.data(), static_cast<int>(bus_id.size()), device));
   return parse_pci_address(bus_id.data());
 }
 
 Result<std::string> cuda_device_name(int ordinal) {
-  cudaDeviceProp properties{};
-  PCIEVAL_CUDA_TRY(cudaGetDeviceProperties(&properties, ordinal));
-  return std::string(properties.name);
+  PCIEVAL_ASSIGN_OR_RETURN(const CudaDriverApi* api, cuda_driver());
+  CuDevice device = 0;
+  PCIEVAL_CU_TRY(api->device_get(&device, ordinal));
+  std::array<char, 256> name{};
+  PCIEVAL_CU_TRY(api->device_get_name(name.data(), static_cast<int>(name.size()), device));
+  name.back() = '\0';
+  return std::string(name.data());
 }
 
 Status preload_kernels(int ordinal) {
   PCIEVAL_TRY_STATUS(detail::use_device(ordinal));
-  // Every .cu file with a kernel is its own module, loaded lazily on its
-  // own: each one is listed here (tests/kernels/preload_audit_test.py checks
-  // that no __global__ function is missing).
-  PCIEVAL_TRY_STATUS(detail::load_kernels_on_current_device());
-  return detail::load_all_reduce_kernels_on_current_device();
+  // The one module holds every kernel (kernels/device/kernels.cu), and
+  // load_kernels looks each one up, which is what loads it.
+  return detail::load_kernels(ordinal);
 }
 
 }  // namespace pcieval

@@ -1,13 +1,13 @@
 #include "kernels/latch.hpp"
 
-#include <cuda_runtime.h>
-
 #include <atomic>
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <utility>
 
-#include "kernels/detail/cuda_check.cuh"
-#include "kernels/detail/kernels.cuh"
+#include "kernels/detail/cuda_check.hpp"
+#include "kernels/detail/launchers.hpp"
 
 namespace pcieval {
 namespace {
@@ -24,7 +24,8 @@ Result<Latch> Latch::create(int ordinal, double timeout_s) {
   void* flags = nullptr;
   // Mapped: the spin kernel reads the release flag from host memory. Portable:
   // streams of every device can be held by one latch.
-  PCIEVAL_CUDA_TRY(cudaHostAlloc(&flags, kFlagCount * sizeof(int), cudaHostAllocMapped | cudaHostAllocPortable));
+  PCIEVAL_CU_TRY(detail::cu().mem_host_alloc(&flags, kFlagCount * sizeof(int),
+                                             kCuMemHostAllocDeviceMap | kCuMemHostAllocPortable));
   Latch latch(ordinal, static_cast<int*>(flags), timeout_s);
   latch.arm();
   return Result<Latch>(std::move(latch));
@@ -50,9 +51,9 @@ Latch::~Latch() {
   // A spin kernel still waiting would read freed memory: open the latch
   // first. (Every user synchronizes its streams before this point.)
   release();
-  // cudaFreeHost synchronizes; on a retired device it could block for ever,
+  // cuMemFreeHost synchronizes; on a retired device it could block for ever,
   // and a spin kernel there may still read the flags: they are leaked.
-  if (!cuda_device_retired(ordinal_)) static_cast<void>(cudaFreeHost(flags_));
+  if (detail::current_for_release(ordinal_)) static_cast<void>(detail::cu().mem_free_host(flags_));
 }
 
 void Latch::arm() {
@@ -62,11 +63,12 @@ void Latch::arm() {
 
 Status Latch::hold(const Stream& stream) {
   PCIEVAL_TRY_STATUS(detail::use_device(stream.ordinal()));
-  void* device_flags = nullptr;
-  PCIEVAL_CUDA_TRY(cudaHostGetDevicePointer(&device_flags, flags_, 0));
-  auto* flags = static_cast<int*>(device_flags);
+  CuDevicePtr device_flags = 0;
+  PCIEVAL_CU_TRY(detail::cu().mem_host_get_device_pointer(&device_flags, flags_, 0));
+  auto* flags = reinterpret_cast<std::byte*>(static_cast<std::uintptr_t>(device_flags));
   const auto timeout_ns = static_cast<unsigned long long>(timeout_s_ * 1e9);
-  return detail::launch_latch(stream.handle(), flags + kReleaseFlag, flags + kTimedOutFlag, timeout_ns);
+  return detail::launch_latch(stream, flags + kReleaseFlag * sizeof(int), flags + kTimedOutFlag * sizeof(int),
+                              timeout_ns);
 }
 
 void Latch::release() { std::atomic_ref<int>(flags_[kReleaseFlag]).store(1, std::memory_order_release); }

@@ -3,8 +3,7 @@
 // result. NCCL itself is not called here (bench/nccl_probe.cpp calls it
 // through its dlopened table): kernels/ depends on model only.
 //
-// Plain C++: bench/ and the tests include it with the host compiler; a build
-// without CUDA implements it with errors (nccl_no_cuda.cpp).
+// Plain C++ on the driver API; its kernels are in kernels/device/kernels.cu.
 #pragma once
 
 #include <cstddef>
@@ -17,8 +16,9 @@
 
 namespace pcieval {
 
-// Makes `ordinal` the calling thread's current device (cudaSetDevice), as
-// ncclCommInitRank requires; refuses a retired device with its reason.
+// Makes `ordinal`'s primary context the calling thread's current one, as
+// ncclCommInitRank requires (NCCL's runtime takes the current context's
+// device as its own); refuses a retired device with its reason.
 [[nodiscard]] Status use_cuda_device(int ordinal);
 
 // One rank's buffers on one GPU. Input element i of rank r holds a small
@@ -52,7 +52,7 @@ class AllReduceRank {
   // output[0, count), so an all-reduce that never wrote cannot verify; waits
   // for it (polled, policy). REQUIRES: count <= max_count().
   [[nodiscard]] Status prepare(std::size_t count, const PollPolicy& policy);
-  // Whether all work queued on the stream has finished (cudaStreamQuery),
+  // Whether all work queued on the stream has finished (cuStreamQuery),
   // without waiting; an error when the work failed.
   [[nodiscard]] Result<bool> idle() const;
   // How many of output[0, count) differ from the sum of `ranks` ranks'

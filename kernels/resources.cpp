@@ -1,12 +1,12 @@
 #include "kernels/resources.hpp"
 
-#include <cuda_runtime.h>
-
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <utility>
 
-#include "kernels/detail/cuda_check.cuh"
+#include "kernels/detail/cuda_check.hpp"
+#include "kernels/detail/launchers.hpp"
 
 namespace pcieval {
 
@@ -14,8 +14,8 @@ namespace pcieval {
 
 Result<Stream> Stream::create(int ordinal) {
   PCIEVAL_TRY_STATUS(detail::use_device(ordinal));
-  cudaStream_t stream = nullptr;
-  PCIEVAL_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  CuStream stream = nullptr;
+  PCIEVAL_CU_TRY(detail::cu().stream_create(&stream, kCuStreamNonBlocking));
   return Stream(ordinal, stream);
 }
 
@@ -34,30 +34,34 @@ Stream& Stream::operator=(Stream&& other) noexcept {
 Stream::~Stream() {
   // Errors are ignored: a destructor has no one to tell, and the only
   // failure (a context already torn down) leaves nothing to release.
-  if (stream_ != nullptr && !cuda_device_retired(ordinal_)) static_cast<void>(cudaStreamDestroy(stream_));
+  if (stream_ != nullptr && detail::current_for_release(ordinal_)) {
+    static_cast<void>(detail::cu().stream_destroy(stream_));
+  }
 }
 
 Status Stream::synchronize(const PollPolicy& policy) const {
   if (stream_ == nullptr) return make_error("synchronize on an empty (moved-from) stream");
   if (auto reason = cuda_device_retired_reason(ordinal_)) return make_error(*reason);
-  // Polled, not cudaStreamSynchronize: that one never returns from a stuck
+  // Polled, not cuStreamSynchronize: that one never returns from a stuck
   // device.
-  cudaStream_t stream = stream_;
+  CuStream stream = stream_;
+  const int ordinal = ordinal_;
   return detail::wait_ready(
-      ordinal_, [stream] { return detail::cuda_ready("cudaStreamQuery", cudaStreamQuery(stream)); }, policy,
-      "work queued on a stream of CUDA device " + std::to_string(ordinal_));
+      ordinal_,
+      [ordinal, stream] { return detail::device_ready(ordinal, "cuStreamQuery", detail::cu().stream_query(stream)); },
+      policy, "work queued on a stream of CUDA device " + std::to_string(ordinal_));
 }
 
 // --- EventPair
 
 Result<EventPair> EventPair::create(int ordinal) {
   PCIEVAL_TRY_STATUS(detail::use_device(ordinal));
-  cudaEvent_t start = nullptr;
-  cudaEvent_t end = nullptr;
-  PCIEVAL_CUDA_TRY(cudaEventCreate(&start));
+  CuEvent start = nullptr;
+  CuEvent end = nullptr;
+  PCIEVAL_CU_TRY(detail::cu().event_create(&start, kCuEventDefault));
   // Owned from here on, so the second failure cannot leak the first event.
   EventPair pair(ordinal, start, nullptr);
-  PCIEVAL_CUDA_TRY(cudaEventCreate(&end));
+  PCIEVAL_CU_TRY(detail::cu().event_create(&end, kCuEventDefault));
   pair.end_ = end;
   return Result<EventPair>(std::move(pair));
 }
@@ -78,37 +82,45 @@ EventPair& EventPair::operator=(EventPair&& other) noexcept {
 }
 
 EventPair::~EventPair() {
-  if (cuda_device_retired(ordinal_)) return;
-  if (start_ != nullptr) static_cast<void>(cudaEventDestroy(start_));
-  if (end_ != nullptr) static_cast<void>(cudaEventDestroy(end_));
+  if ((start_ == nullptr && end_ == nullptr) || !detail::current_for_release(ordinal_)) return;
+  if (start_ != nullptr) static_cast<void>(detail::cu().event_destroy(start_));
+  if (end_ != nullptr) static_cast<void>(detail::cu().event_destroy(end_));
 }
 
 Status EventPair::record_start(const Stream& stream) {
-  return detail::cuda_status("cudaEventRecord", cudaEventRecord(start_, stream.handle()));
+  return detail::cuda_status("cuEventRecord", detail::cu().event_record(start_, stream.handle()));
 }
 
 Status EventPair::record_end(const Stream& stream) {
-  return detail::cuda_status("cudaEventRecord", cudaEventRecord(end_, stream.handle()));
+  return detail::cuda_status("cuEventRecord", detail::cu().event_record(end_, stream.handle()));
 }
 
 namespace {
 
-// Polled, not cudaEventSynchronize: that one never returns from a stuck
+// Polled, not cuEventSynchronize: that one never returns from a stuck
 // device. The event's own timestamps are untouched by how late the host
 // learns it fired.
-Status wait_event(int ordinal, cudaEvent_t event, const PollPolicy& policy, const std::string& what) {
+Status wait_event(int ordinal, CuEvent event, const PollPolicy& policy, const std::string& what) {
   if (auto reason = cuda_device_retired_reason(ordinal)) return make_error(*reason);
   return detail::wait_ready(
-      ordinal, [event] { return detail::cuda_ready("cudaEventQuery", cudaEventQuery(event)); }, policy, what);
+      ordinal,
+      [ordinal, event] { return detail::device_ready(ordinal, "cuEventQuery", detail::cu().event_query(event)); },
+      policy, what);
+}
+
+// Milliseconds from `start` to `end`, both done, as seconds.
+Result<double> event_seconds(CuEvent start, CuEvent end) {
+  float elapsed_ms = 0;
+  PCIEVAL_CU_TRY(detail::cu().event_elapsed_time(&elapsed_ms, start, end));
+  return static_cast<double>(elapsed_ms) * 1e-3;
 }
 
 }  // namespace
 
 Result<double> EventPair::elapsed_s(const PollPolicy& policy, const std::string& what) const {
   PCIEVAL_TRY_STATUS(wait_event(ordinal_, end_, policy, what));
-  float elapsed_ms = 0;
-  PCIEVAL_CUDA_TRY(cudaEventElapsedTime(&elapsed_ms, start_, end_));
-  return static_cast<double>(elapsed_ms) * 1e-3;
+  PCIEVAL_TRY_STATUS(detail::use_device(ordinal_));
+  return event_seconds(start_, end_);
 }
 
 Result<double> EventPair::start_to_start_s(const EventPair& later, const PollPolicy& policy) const {
@@ -118,9 +130,8 @@ Result<double> EventPair::start_to_start_s(const EventPair& later, const PollPol
   }
   PCIEVAL_TRY_STATUS(wait_event(ordinal_, start_, policy, "the start of the timed work"));
   PCIEVAL_TRY_STATUS(wait_event(later.ordinal_, later.start_, policy, "the start of the timed work"));
-  float elapsed_ms = 0;
-  PCIEVAL_CUDA_TRY(cudaEventElapsedTime(&elapsed_ms, start_, later.start_));
-  return static_cast<double>(elapsed_ms) * 1e-3;
+  PCIEVAL_TRY_STATUS(detail::use_device(ordinal_));
+  return event_seconds(start_, later.start_);
 }
 
 // --- DeviceBuffer
@@ -128,13 +139,14 @@ Result<double> EventPair::start_to_start_s(const EventPair& later, const PollPol
 Result<DeviceBuffer> DeviceBuffer::allocate(int ordinal, std::size_t bytes) {
   if (bytes == 0) return make_error("cannot allocate an empty device buffer");
   PCIEVAL_TRY_STATUS(detail::use_device(ordinal));
-  void* data = nullptr;
-  const cudaError_t code = cudaMalloc(&data, bytes);
-  if (code != cudaSuccess) {
+  CuDevicePtr data = 0;
+  if (const CuResult code = detail::cu().mem_alloc(&data, bytes); code != kCudaSuccess) {
     return make_error("cannot allocate " + std::to_string(bytes) + " bytes on CUDA device " + std::to_string(ordinal) +
-                      ": " + detail::cuda_error("cudaMalloc", code).message);
+                      ": " + detail::cuda_error("cuMemAlloc_v2", code).message);
   }
-  return DeviceBuffer(ordinal, static_cast<std::byte*>(data), bytes);
+  // Kept as a pointer type, as the rest of pcieval speaks of buffers; never
+  // dereferenced on the host.
+  return DeviceBuffer(ordinal, reinterpret_cast<std::byte*>(static_cast<std::uintptr_t>(data)), bytes);
 }
 
 DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
@@ -153,9 +165,10 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
 }
 
 DeviceBuffer::~DeviceBuffer() {
-  // cudaFree needs no current device: the address says which one. It
-  // synchronizes the device, so a retired one keeps its memory.
-  if (data_ != nullptr && !cuda_device_retired(ordinal_)) static_cast<void>(cudaFree(data_));
+  // The free synchronizes the device, so a retired one keeps its memory.
+  if (data_ != nullptr && detail::current_for_release(ordinal_)) {
+    static_cast<void>(detail::cu().mem_free(detail::device_address(data_)));
+  }
 }
 
 namespace {
@@ -171,15 +184,23 @@ Status check_copy_range(std::size_t offset, std::size_t bytes, std::size_t size_
 // Queues a copy between device memory and a caller's pinned stage on a
 // stream of its own, and polls it. The stream is released on return, before
 // the stage; on a retired device neither is (a late copy may still use them).
-Status staged_copy(int ordinal, void* destination, const void* source, std::size_t bytes, cudaMemcpyKind kind,
+// `to_device`: host (the stage) to device, else device to host.
+Status staged_copy(int ordinal, bool to_device, std::byte* device, std::byte* host, std::size_t bytes,
                    const PollPolicy& policy) {
   PCIEVAL_ASSIGN_OR_RETURN(Stream stream, Stream::create(ordinal));
-  PCIEVAL_CUDA_TRY(cudaMemcpyAsync(destination, source, bytes, kind, stream.handle()));
-  cudaStream_t handle = stream.handle();
-  const std::string what = "cudaMemcpyAsync " + std::string(kind == cudaMemcpyHostToDevice ? "h2d" : "d2h") + " of " +
-                           std::to_string(bytes) + " bytes";
+  const CudaDriverApi& api = detail::cu();
+  const CuResult code = to_device ? api.memcpy_htod_async(detail::device_address(device), host, bytes, stream.handle())
+                                  : api.memcpy_dtoh_async(host, detail::device_address(device), bytes, stream.handle());
+  if (code != kCudaSuccess) {
+    return detail::device_error(ordinal, to_device ? "cuMemcpyHtoDAsync_v2" : "cuMemcpyDtoHAsync_v2", code);
+  }
+  CuStream handle = stream.handle();
+  const std::string what =
+      std::string(to_device ? "cuMemcpyHtoDAsync" : "cuMemcpyDtoHAsync") + " of " + std::to_string(bytes) + " bytes";
   return detail::wait_ready(
-      ordinal, [handle] { return detail::cuda_ready("cudaStreamQuery", cudaStreamQuery(handle)); }, policy, what);
+      ordinal,
+      [ordinal, handle] { return detail::device_ready(ordinal, "cuStreamQuery", detail::cu().stream_query(handle)); },
+      policy, what);
 }
 
 }  // namespace
@@ -190,7 +211,7 @@ Status DeviceBuffer::copy_from_host(std::size_t offset, std::span<const std::byt
   PCIEVAL_TRY_STATUS(detail::use_device(ordinal_));
   PCIEVAL_ASSIGN_OR_RETURN(PinnedHostBuffer stage, PinnedHostBuffer::allocate(ordinal_, host.size()));
   std::memcpy(stage.data(), host.data(), host.size());
-  return staged_copy(ordinal_, data_ + offset, stage.data(), host.size(), cudaMemcpyHostToDevice, policy);
+  return staged_copy(ordinal_, true, data_ + offset, stage.data(), host.size(), policy);
 }
 
 Status DeviceBuffer::copy_to_host(std::size_t offset, std::span<std::byte> host, const PollPolicy& policy) const {
@@ -198,7 +219,7 @@ Status DeviceBuffer::copy_to_host(std::size_t offset, std::span<std::byte> host,
   if (host.empty()) return ok_status();
   PCIEVAL_TRY_STATUS(detail::use_device(ordinal_));
   PCIEVAL_ASSIGN_OR_RETURN(PinnedHostBuffer stage, PinnedHostBuffer::allocate(ordinal_, host.size()));
-  PCIEVAL_TRY_STATUS(staged_copy(ordinal_, stage.data(), data_ + offset, host.size(), cudaMemcpyDeviceToHost, policy));
+  PCIEVAL_TRY_STATUS(staged_copy(ordinal_, false, data_ + offset, stage.data(), host.size(), policy));
   std::memcpy(host.data(), stage.data(), host.size());
   return ok_status();
 }
@@ -209,10 +230,11 @@ Result<PinnedHostBuffer> PinnedHostBuffer::allocate(int ordinal, std::size_t byt
   if (bytes == 0) return make_error("cannot allocate an empty pinned host buffer");
   PCIEVAL_TRY_STATUS(detail::use_device(ordinal));
   void* data = nullptr;
-  const cudaError_t code = cudaHostAlloc(&data, bytes, cudaHostAllocDefault);
-  if (code != cudaSuccess) {
+  // Portable: pinned for every context, so a stage of one device's copy is
+  // never pageable to another's.
+  if (const CuResult code = detail::cu().mem_host_alloc(&data, bytes, kCuMemHostAllocPortable); code != kCudaSuccess) {
     return make_error("cannot allocate " + std::to_string(bytes) +
-                      " bytes of pinned host memory: " + detail::cuda_error("cudaHostAlloc", code).message);
+                      " bytes of pinned host memory: " + detail::cuda_error("cuMemHostAlloc", code).message);
   }
   // A readback word that a failed copy never wrote must read as zero, not
   // as whatever the allocator left.
@@ -236,18 +258,28 @@ PinnedHostBuffer& PinnedHostBuffer::operator=(PinnedHostBuffer&& other) noexcept
 }
 
 PinnedHostBuffer::~PinnedHostBuffer() {
-  // A late copy of a retired device may still land here, and cudaFreeHost
+  // A late copy of a retired device may still land here, and cuMemFreeHost
   // may synchronize with it: the memory is leaked instead.
-  if (data_ != nullptr && !cuda_device_retired(ordinal_)) static_cast<void>(cudaFreeHost(data_));
+  if (data_ != nullptr && detail::current_for_release(ordinal_)) static_cast<void>(detail::cu().mem_free_host(data_));
 }
 
 // --- HostRegistration
+
+namespace {
+
+// What the thread of a registration reports back.
+struct RegisterOutcome {
+  CuResult code = kCudaSuccess;
+  std::string failure;  // use_device's error on that thread, if any
+};
+
+}  // namespace
 
 Result<HostRegistration> HostRegistration::register_range(int ordinal, std::span<std::byte> host, bool mapped,
                                                           double timeout_floor_s) {
   if (host.empty()) return make_error("cannot register an empty host range");
   PCIEVAL_TRY_STATUS(detail::use_device(ordinal));
-  const unsigned int flags = cudaHostRegisterPortable | (mapped ? cudaHostRegisterMapped : 0U);
+  const unsigned int flags = kCuMemHostRegisterPortable | (mapped ? kCuMemHostRegisterDeviceMap : 0U);
   // On a thread of its own (the current device is per thread, so it is set
   // there too). The thread touches only the range and values it owns: if it
   // is abandoned, the range's owner keeps the range (the device is retired).
@@ -255,22 +287,27 @@ Result<HostRegistration> HostRegistration::register_range(int ordinal, std::span
   const std::size_t bytes = host.size();
   const double timeout_s = copy_deadline_s(bytes, 0.0, timeout_floor_s);
   const std::string where = detail::where_is(ordinal);
-  DeadlineCall<cudaError_t> registered = call_with_deadline(
+  DeadlineCall<RegisterOutcome> registered = call_with_deadline(
       [ordinal, data, bytes, flags] {
-        const cudaError_t selected = cudaSetDevice(ordinal);
-        if (selected != cudaSuccess) return selected;
-        return cudaHostRegister(data, bytes, flags);
+        RegisterOutcome out;
+        if (auto current = detail::use_device(ordinal); !current) {
+          out.failure = current.error().message;
+          return out;
+        }
+        out.code = detail::cu().mem_host_register(data, bytes, flags);
+        return out;
       },
       timeout_s);
-  const std::string what = "cudaHostRegister of " + std::to_string(bytes) + " bytes";
+  const std::string what = "cuMemHostRegister of " + std::to_string(bytes) + " bytes";
   if (registered.outcome != DeadlineOutcome::kReturned) {
     // Pinning is host work: a slow host, not a hung GPU.
     return detail::host_work_call_error(ordinal, registered.outcome, what, timeout_s, where);
   }
-  const cudaError_t code = *registered.value;
-  if (code != cudaSuccess) {
+  const RegisterOutcome& outcome = *registered.value;
+  if (!outcome.failure.empty()) return make_error(outcome.failure);
+  if (outcome.code != kCudaSuccess) {
     return make_error("cannot page-lock " + std::to_string(bytes) +
-                      " bytes of host memory: " + detail::cuda_error("cudaHostRegister", code).message);
+                      " bytes of host memory: " + detail::cuda_error("cuMemHostRegister_v2", outcome.code).message);
   }
   return HostRegistration(ordinal, host, mapped);
 }
@@ -294,15 +331,17 @@ HostRegistration::~HostRegistration() {
   // On a retired device the range stays registered (and its pages pinned):
   // a late DMA of the wedged device then lands in pages nobody reuses. The
   // owner of the range must not free it either (bench/ keeps such buffers).
-  if (!host_.empty() && !cuda_device_retired(ordinal_)) static_cast<void>(cudaHostUnregister(host_.data()));
+  if (!host_.empty() && detail::current_for_release(ordinal_)) {
+    static_cast<void>(detail::cu().mem_host_unregister(host_.data()));
+  }
 }
 
 Result<std::byte*> HostRegistration::device_pointer(int ordinal) const {
   if (!mapped_) return make_error("the host range was registered without mapping: kernels cannot reach it");
   PCIEVAL_TRY_STATUS(detail::use_device(ordinal));
-  void* device = nullptr;
-  PCIEVAL_CUDA_TRY(cudaHostGetDevicePointer(&device, host_.data(), 0));
-  return static_cast<std::byte*>(device);
+  CuDevicePtr device = 0;
+  PCIEVAL_CU_TRY(detail::cu().mem_host_get_device_pointer(&device, host_.data(), 0));
+  return reinterpret_cast<std::byte*>(static_cast<std::uintptr_t>(device));
 }
 
 }  // namespace pcieval

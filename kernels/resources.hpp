@@ -4,20 +4,18 @@
 // (retired_devices.hpp) destructors release nothing: a free may synchronize
 // the device, and a wedged one would block it for ever.
 //
-// Plain C++: the CUDA handle types are declared here as the opaque structs
-// cuda_runtime.h itself uses (cudaStream_t is CUstream_st*), so bench/ and
-// the tests need no CUDA header.
+// Plain C++ on the driver API (cuda_driver.hpp, whose opaque handle structs
+// are cuda.h's own: a stream's handle is what NCCL takes as cudaStream_t), so
+// bench/ and the tests need no CUDA header.
 #pragma once
 
 #include <cstddef>
 #include <span>
 #include <string>
 
+#include "kernels/cuda_driver.hpp"
 #include "kernels/deadline_wait.hpp"
 #include "model/result.hpp"
-
-struct CUstream_st;
-struct CUevent_st;
 
 namespace pcieval {
 
@@ -83,7 +81,7 @@ class EventPair {
   CUevent_st* end_ = nullptr;
 };
 
-// Memory on one device (cudaMalloc: at least 256-byte aligned).
+// Memory on one device (cuMemAlloc: at least 256-byte aligned).
 class DeviceBuffer {
  public:
   [[nodiscard]] static Result<DeviceBuffer> allocate(int ordinal, std::size_t bytes);
@@ -100,7 +98,7 @@ class DeviceBuffer {
   [[nodiscard]] int ordinal() const { return ordinal_; }
 
   // Copies of a few bytes, for setting up and checking (never for timed
-  // work); they return when the copy is done. Not cudaMemcpy, which blocks
+  // work); they return when the copy is done. Not a synchronous copy, which blocks
   // for ever on a stuck device: the bytes go through a pinned stage on a
   // stream of their own, polled until policy.timeout_s. A timeout is an error
   // and retires the device; the caller's span is never touched by the
@@ -119,12 +117,13 @@ class DeviceBuffer {
   std::size_t size_bytes_ = 0;
 };
 
-// A little page-locked host memory from CUDA (cudaHostAlloc): what a copy on
+// A little page-locked host memory from CUDA (cuMemHostAlloc): what a copy on
 // a stream lands in (or comes from) without blocking the host, so the host
 // can wait for it with a deadline; a copy to pageable memory blocks inside
-// the driver instead. For readback words and staging only: cudaHostAlloc
+// the driver instead. For readback words and staging only: cuMemHostAlloc
 // places pages wherever the calling thread runs, so measured buffers use
-// HostRegistration. Zero-filled. The destructor frees the memory unless the
+// HostRegistration. Zero-filled; portable (pinned for every context). The
+// destructor frees the memory unless the
 // device it was allocated for was retired: a late copy of that device may
 // still land in it.
 class PinnedHostBuffer {
@@ -151,18 +150,18 @@ class PinnedHostBuffer {
   std::size_t size_bytes_ = 0;
 };
 
-// Page-locks an existing host range (cudaHostRegister) so copy engines can
+// Page-locks an existing host range (cuMemHostRegister) so copy engines can
 // DMA it, and optionally maps it into the devices' address space so kernels
 // can load and store it over PCIe. The range keeps its NUMA placement:
 // registering pins pages where they are, which is why pcieval allocates host
 // buffers on a chosen node first and registers them after, instead of
-// cudaHostAlloc (which places pages wherever the calling thread runs).
+// cuMemHostAlloc (which places pages wherever the calling thread runs).
 // Registration is portable: every device's context sees the range as pinned.
 // The destructor unregisters. REQUIRES: the range outlives the registration,
 // and no other registration covers any of its pages.
 class HostRegistration {
  public:
-  // cudaHostRegister cannot be polled, and on a sick driver it can block for
+  // cuMemHostRegister cannot be polled, and on a sick driver it can block for
   // ever, so it runs on a thread of its own (blocking_call.hpp) and is given
   // up after copy_deadline_s(host.size(), 0, timeout_floor_s): pinning is
   // never slower than a stuck-slow copy. A timeout is an error and retires

@@ -23,7 +23,11 @@ namespace pcieval {
 //   which pins and maps every page of a range in the host's kernel (1 GiB of
 //   4 KiB pages behind a guest's vIOMMU can take longer than any copy): the
 //   host is slow, not the GPU, so its verdict is inconclusive, naming the host.
-enum class RetireCause { kDeviceWork, kHostWork };
+// - kContextError: a call on the GPU returned one of CUDA's sticky errors
+//   (an illegal address, a launch failure, an uncorrectable ECC error): the
+//   context cannot be used again, but nothing is stuck and the cause may be
+//   pcieval's own, so its verdict is inconclusive with the error.
+enum class RetireCause { kDeviceWork, kHostWork, kContextError };
 
 // Marks CUDA device `ordinal` unusable for the rest of the process, with the
 // reason (the timeout's message) and its cause. The first reason given is

@@ -1,13 +1,11 @@
 #include "kernels/detail/device_pattern.hpp"
 
-#include <cuda_runtime.h>
-
 #include <cstdint>
 #include <cstring>
 #include <string>
 
-#include "kernels/detail/cuda_check.cuh"
-#include "kernels/detail/kernels.cuh"
+#include "kernels/detail/cuda_check.hpp"
+#include "kernels/detail/launchers.hpp"
 #include "kernels/pattern.hpp"
 
 namespace pcieval {
@@ -29,7 +27,7 @@ Status fill_pattern_device(const Stream& stream, std::byte* data, std::size_t by
   PCIEVAL_TRY_STATUS(check_range(data, bytes));
   PCIEVAL_TRY_STATUS(detail::use_device(stream.ordinal()));
   PCIEVAL_ASSIGN_OR_RETURN(int blocks, detail::saturating_blocks(stream.ordinal()));
-  PCIEVAL_TRY_STATUS(detail::launch_fill_pattern(stream.handle(), blocks, data, bytes, seed));
+  PCIEVAL_TRY_STATUS(detail::launch_fill_pattern(stream, blocks, data, bytes, seed));
   return stream.synchronize();
 }
 
@@ -37,7 +35,7 @@ Status poison_device(const Stream& stream, std::byte* data, std::size_t bytes) {
   PCIEVAL_TRY_STATUS(check_range(data, bytes));
   PCIEVAL_TRY_STATUS(detail::use_device(stream.ordinal()));
   PCIEVAL_ASSIGN_OR_RETURN(int blocks, detail::saturating_blocks(stream.ordinal()));
-  PCIEVAL_TRY_STATUS(detail::launch_poison(stream.handle(), blocks, data, bytes));
+  PCIEVAL_TRY_STATUS(detail::launch_poison(stream, blocks, data, bytes));
   return stream.synchronize();
 }
 
@@ -60,11 +58,16 @@ Result<std::uint64_t> read_counter(const Stream& stream, const DeviceBuffer& cou
     return make_error("a counter and its readback need " + std::to_string(sizeof(unsigned long long)) + " bytes each");
   }
   PCIEVAL_TRY_STATUS(use_device(stream.ordinal()));
-  PCIEVAL_CUDA_TRY(cudaMemcpyAsync(readback.data(), counter.data(), sizeof(unsigned long long), cudaMemcpyDeviceToHost,
-                                   stream.handle()));
-  cudaStream_t handle = stream.handle();
+  if (const CuResult code = cu().memcpy_dtoh_async(readback.data(), device_address(counter.data()),
+                                                   sizeof(unsigned long long), stream.handle());
+      code != kCudaSuccess) {
+    return device_error(stream.ordinal(), "cuMemcpyDtoHAsync_v2", code);
+  }
+  const int ordinal = stream.ordinal();
+  CuStream handle = stream.handle();
   PCIEVAL_TRY_STATUS(wait_ready(
-      stream.ordinal(), [handle] { return cuda_ready("cudaStreamQuery", cudaStreamQuery(handle)); }, policy, what));
+      ordinal, [ordinal, handle] { return device_ready(ordinal, "cuStreamQuery", cu().stream_query(handle)); }, policy,
+      what));
   // The stream is done, so the copy's bytes are visible to the host.
   unsigned long long value = 0;
   std::memcpy(&value, readback.data(), sizeof value);
@@ -75,9 +78,9 @@ Result<std::uint64_t> count_mismatches_with(const Stream& stream, int blocks, co
                                             std::uint32_t seed, const DeviceBuffer& counter,
                                             const PinnedHostBuffer& readback) {
   PCIEVAL_TRY_STATUS(use_device(stream.ordinal()));
-  auto* count_word = reinterpret_cast<unsigned long long*>(counter.data());
-  PCIEVAL_CUDA_TRY(cudaMemsetAsync(count_word, 0, sizeof(unsigned long long), stream.handle()));
-  PCIEVAL_TRY_STATUS(launch_count_mismatches(stream.handle(), blocks, data, bytes, seed, count_word));
+  // Two 32-bit zeros: the count is one 64-bit word.
+  PCIEVAL_CU_TRY(cu().memset_d32_async(device_address(counter.data()), 0U, 2, stream.handle()));
+  PCIEVAL_TRY_STATUS(launch_count_mismatches(stream, blocks, data, bytes, seed, counter.data()));
   // The check may read mapped host memory over PCIe: its deadline grows
   // with the bytes, as a copy's does.
   return read_counter(

@@ -49,16 +49,19 @@ inline CliRun run_shell(const std::string& command, const std::filesystem::path&
   return run;
 }
 
-// `args` is passed through the shell; quote anything user-like with shell_quote.
-inline CliRun run_pcieval(const std::string& args) {
+// `environment` ("NAME=value ...", shell-quoted) and `args` are passed
+// through the shell; quote anything user-like with shell_quote.
+inline CliRun run_pcieval_with_environment(const std::string& environment, const std::string& args) {
   static int counter = 0;
   const auto dir = std::filesystem::temp_directory_path() /
                    ("pcieval-cli-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
   std::filesystem::create_directories(dir);
-  CliRun run = run_shell(std::string(PCIEVAL_BINARY) + " " + args, dir);
+  CliRun run = run_shell(environment + " " + std::string(PCIEVAL_BINARY) + " " + args, dir);
   std::filesystem::remove_all(dir);
   return run;
 }
+
+inline CliRun run_pcieval(const std::string& args) { return run_pcieval_with_environment("", args); }
 
 // A copy of the built pcieval alone in `dir`/bin: /proc/self/exe names the
 // copy, so the pcieval-mpi it looks for is whatever a test puts beside it.

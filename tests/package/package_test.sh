@@ -121,7 +121,14 @@ fi
 # --- the unpacked binary runs ---
 pcieval="$root/usr/bin/pcieval"
 version=$("$pcieval" --version 2>&1)
-[[ "$version" == "pcieval ${deb_version%-*}" ]] || fail "--version printed '$version'"
+[[ "$(head -n 1 <<<"$version")" == "pcieval ${deb_version%-*}" ]] || fail "--version printed '$version'"
+# One package for every driver: the CUDA driver is loaded at run time, no
+# CUDA runtime is linked (issue 26).
+if readelf -d "$pcieval" | grep -E 'NEEDED.*(libcuda|libcudart)'; then fail "pcieval links a CUDA library"; fi
+if ! ldconfig -p | grep -q 'libcuda\.so\.1'; then
+  [[ "$version" == *"CUDA driver: no NVIDIA driver: libcuda.so.1 cannot be loaded"* ]] ||
+    fail "--version does not say why there is no CUDA driver: '$version'"
+fi
 # check_machine EXPECTED_EXIT MACHINE: as DESIGN.md's exit codes say for it.
 check_machine() {
   "$pcieval" check --sysfs-root "$fixtures/$2/sys" --topology-xml "$fixtures/$2/topology.xml" -q \

@@ -1,53 +1,78 @@
-// CUDA-only helpers shared by the CUDA sources of kernels/: turning cudaError_t
-// into the project's Error values. Never included by a .hpp.
+// Helpers shared by the sources of kernels/ that call the CUDA driver API
+// (cuda_driver.hpp): its errors as the project's Error values, the current
+// context, waits with a deadline. Never included by a public header.
 #pragma once
-
-#include <cuda_runtime.h>
 
 #include <string>
 
 #include "kernels/blocking_call.hpp"
 #include "kernels/cuda_device.hpp"
+#include "kernels/cuda_driver.hpp"
 #include "kernels/deadline_wait.hpp"
 #include "kernels/retired_devices.hpp"
 #include "model/result.hpp"
 
 namespace pcieval::detail {
 
-// "cudaMemcpyAsync: cudaErrorInvalidValue (invalid argument)". `call` may be
-// the whole call text (from PCIEVAL_CUDA_TRY); only the function name is kept.
-inline Error cuda_error(const char* call, cudaError_t code) {
+// The loaded driver's entry points. REQUIRES: cuda_driver() succeeded, which
+// use_device() checks: every entry point of kernels/ calls it before any
+// other, and only objects made after it have destructors that call in.
+[[nodiscard]] const CudaDriverApi& cu();
+
+// "cuMemAlloc_v2: CUDA_ERROR_OUT_OF_MEMORY (out of memory)". `call` may be
+// the whole call text (from PCIEVAL_CU_TRY); only the function name is kept.
+inline Error cuda_error(const char* call, CuResult code) {
   std::string name(call);
   name = name.substr(0, name.find('('));
-  return make_error(name + ": " + cudaGetErrorName(code) + " (" + cudaGetErrorString(code) + ")");
+  if (const auto arrow = name.find("->"); arrow != std::string::npos) name = name.substr(arrow + 2);
+  return make_error(cuda_error_text(name, code));
 }
 
-inline Status cuda_status(const char* call, cudaError_t code) {
-  if (code == cudaSuccess) return ok_status();
+inline Status cuda_status(const char* call, CuResult code) {
+  if (code == kCudaSuccess) return ok_status();
   return cuda_error(call, code);
 }
 
-// Makes `ordinal` the calling thread's current device. Every entry point of
-// kernels/ calls it first: the current device is per host thread, and a
+// Makes device `ordinal`'s primary context current on the calling thread
+// (retained on first use and kept for the process, as the CUDA runtime
+// keeps it: NCCL's runtime calls find the same context). Every entry point of
+// kernels/ calls it first: the current context is per host thread, and a
 // stream or kernel of one device used while another is current fails. It is
-// also where a retired device (retired_devices.hpp) is refused, so nothing
-// touches a context that may be wedged.
-inline Status use_device(int ordinal) {
-  if (auto reason = cuda_device_retired_reason(ordinal)) return make_error(*reason);
-  return cuda_status("cudaSetDevice", cudaSetDevice(ordinal));
+// also where a missing driver and a retired device (retired_devices.hpp) are
+// refused, so nothing touches a context that may be wedged.
+[[nodiscard]] Status use_device(int ordinal);
+
+// Makes `ordinal`'s context current for a destructor's release, when the
+// driver is loaded and the device not retired; false otherwise (release
+// nothing then).
+[[nodiscard]] bool current_for_release(int ordinal) noexcept;
+
+// A cuEventQuery / cuStreamQuery code as a poll's answer: done, still
+// running (CUDA_ERROR_NOT_READY), or failed.
+inline Result<bool> cuda_ready(const char* call, CuResult code) {
+  if (code == kCudaSuccess) return true;
+  if (code == kCudaErrorNotReady) return false;
+  return cuda_error(call, code);
 }
 
-// A cudaEventQuery / cudaStreamQuery code as a poll's answer: done, still
-// running (cudaErrorNotReady), or failed.
-inline Result<bool> cuda_ready(const char* call, cudaError_t code) {
-  if (code == cudaSuccess) return true;
-  if (code == cudaErrorNotReady) return false;
-  return cuda_error(call, code);
+// The error of a call on device `ordinal` that returned `code`. A sticky
+// error (an illegal address, a launch failure, an uncorrectable ECC error:
+// cuda_error_is_sticky) leaves the context unusable for the rest of the
+// process, so the device is retired with it: later probes skip it instead
+// of failing on it one by one. Not as a hung GPU: its verdict is
+// inconclusive with the error, never gpu_unresponsive.
+[[nodiscard]] Error device_error(int ordinal, const char* call, CuResult code);
+
+// cuda_ready for a query on device `ordinal`: a failure is device_error's.
+inline Result<bool> device_ready(int ordinal, const char* call, CuResult code) {
+  if (code == kCudaSuccess) return true;
+  if (code == kCudaErrorNotReady) return false;
+  return device_error(ordinal, call, code);
 }
 
 // " on 0000:17:00.0": where device `ordinal` sits, for error messages; empty
-// when CUDA cannot say. cudaDeviceGetPCIBusId reads what the runtime cached,
-// without the device.
+// when CUDA cannot say. cuDeviceGetPCIBusId reads what the driver knows,
+// without touching the device.
 inline std::string where_is(int ordinal) {
   auto address = cuda_pci_address(ordinal);
   return address ? " on " + to_string(address.value()) : std::string();
@@ -104,16 +129,15 @@ inline Error host_work_call_error(int ordinal, DeadlineOutcome outcome, const st
 
 }  // namespace pcieval::detail
 
-// Returns the error of a failed CUDA call from the enclosing function, whose
-// return type is a Result or Status.
-#define PCIEVAL_CUDA_TRY(call)                                        \
+// Returns the error of a failed driver call from the enclosing function,
+// whose return type is a Result or Status.
+#define PCIEVAL_CU_TRY(call)                                          \
   do {                                                                \
-    const cudaError_t pcieval_cuda_code = (call);                     \
-    if (pcieval_cuda_code != cudaSuccess) {                           \
+    const ::pcieval::CuResult pcieval_cuda_code = (call);             \
+    if (pcieval_cuda_code != ::pcieval::kCudaSuccess) {               \
       return ::pcieval::detail::cuda_error(#call, pcieval_cuda_code); \
     }                                                                 \
   } while (false)
-
 // Returns from the enclosing function when a Status-valued expression failed.
 #define PCIEVAL_TRY_STATUS(expr)     \
   do {                               \

@@ -1,0 +1,102 @@
+// A stand-in for libcuda.so.1 with no GPU behind it, for the tests of how
+// pcieval loads the CUDA driver (PCIEVAL_CUDA_LIBRARY): it exports every
+// entry point kernels/cuda_driver.cpp looks up, reports the CUDA 12.2 driver
+// API of an R535 driver and no device. Built twice: as is, and with
+// PCIEVAL_FAKE_OLD_DRIVER, which leaves out cuMemHostRegister_v2 as a driver
+// older than CUDA 4.0's API would. cuInit returns PCIEVAL_FAKE_CUINIT's
+// number when that is set (100: CUDA_ERROR_NO_DEVICE). Not a simulator: every
+// call past the device count fails with CUDA_ERROR_NOT_SUPPORTED.
+#include <cstddef>
+#include <cstdlib>
+
+namespace {
+
+constexpr int kSuccess = 0;
+constexpr int kNoDevice = 100;
+constexpr int kNotSupported = 801;
+
+}  // namespace
+
+extern "C" {
+
+int cuInit(unsigned int /*flags*/) {
+  const char* forced = std::getenv("PCIEVAL_FAKE_CUINIT");
+  return forced != nullptr ? std::atoi(forced) : kSuccess;
+}
+int cuDriverGetVersion(int* version) {
+  *version = 12020;
+  return kSuccess;
+}
+int cuGetErrorName(int code, const char** name) {
+  switch (code) {
+    case kSuccess:
+      *name = "CUDA_SUCCESS";
+      return kSuccess;
+    case kNoDevice:
+      *name = "CUDA_ERROR_NO_DEVICE";
+      return kSuccess;
+    case kNotSupported:
+      *name = "CUDA_ERROR_NOT_SUPPORTED";
+      return kSuccess;
+    default:
+      *name = nullptr;
+      return 1;  // CUDA_ERROR_INVALID_VALUE
+  }
+}
+int cuGetErrorString(int code, const char** text) {
+  switch (code) {
+    case kSuccess:
+      *text = "no error";
+      return kSuccess;
+    case kNoDevice:
+      *text = "no CUDA-capable device is detected";
+      return kSuccess;
+    case kNotSupported:
+      *text = "operation not supported";
+      return kSuccess;
+    default:
+      *text = nullptr;
+      return 1;
+  }
+}
+int cuDeviceGetCount(int* count) {
+  *count = 0;
+  return kSuccess;
+}
+
+#define PCIEVAL_FAKE_UNSUPPORTED(name) \
+  int name() { return kNotSupported; }
+PCIEVAL_FAKE_UNSUPPORTED(cuDeviceGet)
+PCIEVAL_FAKE_UNSUPPORTED(cuDeviceGetName)
+PCIEVAL_FAKE_UNSUPPORTED(cuDeviceGetAttribute)
+PCIEVAL_FAKE_UNSUPPORTED(cuDeviceGetByPCIBusId)
+PCIEVAL_FAKE_UNSUPPORTED(cuDeviceGetPCIBusId)
+PCIEVAL_FAKE_UNSUPPORTED(cuDevicePrimaryCtxRetain)
+PCIEVAL_FAKE_UNSUPPORTED(cuCtxSetCurrent)
+PCIEVAL_FAKE_UNSUPPORTED(cuStreamCreate)
+PCIEVAL_FAKE_UNSUPPORTED(cuStreamDestroy_v2)
+PCIEVAL_FAKE_UNSUPPORTED(cuStreamQuery)
+PCIEVAL_FAKE_UNSUPPORTED(cuEventCreate)
+PCIEVAL_FAKE_UNSUPPORTED(cuEventDestroy_v2)
+PCIEVAL_FAKE_UNSUPPORTED(cuEventRecord)
+PCIEVAL_FAKE_UNSUPPORTED(cuEventQuery)
+PCIEVAL_FAKE_UNSUPPORTED(cuEventElapsedTime)
+PCIEVAL_FAKE_UNSUPPORTED(cuMemAlloc_v2)
+PCIEVAL_FAKE_UNSUPPORTED(cuMemFree_v2)
+PCIEVAL_FAKE_UNSUPPORTED(cuMemHostAlloc)
+PCIEVAL_FAKE_UNSUPPORTED(cuMemFreeHost)
+#if !defined(PCIEVAL_FAKE_OLD_DRIVER)
+PCIEVAL_FAKE_UNSUPPORTED(cuMemHostRegister_v2)
+#endif
+PCIEVAL_FAKE_UNSUPPORTED(cuMemHostUnregister)
+PCIEVAL_FAKE_UNSUPPORTED(cuMemHostGetDevicePointer_v2)
+PCIEVAL_FAKE_UNSUPPORTED(cuMemcpyHtoDAsync_v2)
+PCIEVAL_FAKE_UNSUPPORTED(cuMemcpyDtoHAsync_v2)
+PCIEVAL_FAKE_UNSUPPORTED(cuMemsetD32Async)
+PCIEVAL_FAKE_UNSUPPORTED(cuModuleLoadData)
+PCIEVAL_FAKE_UNSUPPORTED(cuModuleGetFunction)
+PCIEVAL_FAKE_UNSUPPORTED(cuLaunchKernel)
+PCIEVAL_FAKE_UNSUPPORTED(cuOccupancyMaxActiveBlocksPerMultiprocessor)
+#undef PCIEVAL_FAKE_UNSUPPORTED
+
+}  // extern "C"
