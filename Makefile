@@ -78,8 +78,9 @@ test-sanitize: deps
 # The one command a session lent a GPU runs (scripts/gpu-check.sh,
 # docs/measuring-on-a-gpu.md): builds only pcieval, test_gpu and the reference
 # copy benchmark (or uses a prebuilt folder: GPU_CHECK_ARGS="-b build"), then,
-# within 4 minutes, captures the environment, runs every GPU test alone with
-# a timeout, the reference, and pcieval check --full, and writes summary.md
+# within 7 minutes: a preflight that stops in one line when the GPU part
+# cannot run, the environment, the reference and pcieval check --full, then
+# every GPU test alone with a timeout in what is left, and writes summary.md
 # into $$OUT (or ./gpu-check-<time>). No Debian packages are installed: a GPU
 # node lent for minutes may have no network.
 GPU_CHECK_ARGS ?=

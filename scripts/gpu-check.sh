@@ -9,12 +9,16 @@
 #       pcieval-copy-reference in it): nothing is built. Without -b the three
 #       targets are built in ./build (configured if needed).
 #   -o  the output folder; default $OUT when set, else ./gpu-check-<time>.
-#   -t  the total budget in seconds (default 240): steps that would start
+#   -t  the total budget in seconds (default 420): steps that would start
 #       after it are recorded as not run.
 #
-# Steps, in order: environment capture; the GPU test suite one test at a
-# time, each under a timeout; pcieval-copy-reference; pcieval check --full -o;
-# the summary (summary.md). Where nvidia-smi lists a GPU, PCIEVAL_REQUIRE_GPU=1
+# Steps, in order: the preflight (can the GPU part run at all: the binary
+# starts, its libraries resolve, the CUDA driver loads; persistence mode and
+# /dev/shm noted), which stops the GPU part in one line when it cannot;
+# environment capture; pcieval-copy-reference; pcieval check --full -o and
+# the ratios to the reference (the numbers the run exists for, first); then
+# the GPU test suite one test at a time, each under a timeout, with what is
+# left of the budget; the summary (summary.md). Where nvidia-smi lists a GPU, PCIEVAL_REQUIRE_GPU=1
 # is set, so a GPU test that would skip fails instead: a GPU run never comes
 # out green by skipping. Without a GPU the GPU part is skipped, with the
 # reason, and the script still exits 0.
@@ -26,7 +30,7 @@ set -uo pipefail
 
 build_dir=""
 out_dir="${OUT:-}"
-budget_s=240
+budget_s=420
 jobs=$(nproc 2>/dev/null || echo 2)
 while getopts "b:o:t:j:h" opt; do
   case "$opt" in
@@ -104,6 +108,49 @@ reference="$build_dir/pcieval-copy-reference"
 [[ -x "$pcieval" ]] || { echo "gpu-check: $pcieval not built" >&2; exit 2; }
 [[ -x "$test_gpu" ]] || { echo "gpu-check: $test_gpu not built" >&2; exit 2; }
 
+# --- 0. Preflight: can the GPU part run here at all? Whatever stops it is
+# said in one line, and the GPU steps are then not run, instead of each
+# failing on its own with the same cause.
+preflight_problems=()
+preflight_notes=()
+missing_libraries=$(ldd "$pcieval" 2>&1 | awk '/not found/ { print $1 }' | tr '\n' ' ')
+[[ -z "$missing_libraries" ]] ||
+  preflight_problems+=("shared libraries not found: ${missing_libraries% } (docs/measuring-on-a-gpu.md lists the packages)")
+version_rc=0
+version_text=$("$pcieval" --version 2>&1) || version_rc=$?
+if ((version_rc != 0)); then
+  # A glibc older than the build machine's fails here: "version `GLIBC_2.34' not found".
+  preflight_problems+=("pcieval does not start (exit $version_rc): $(head -n 1 <<<"$version_text" | head -c 300)")
+else
+  driver_line=$(grep -m1 '^CUDA driver: ' <<<"$version_text" || true)
+  preflight_notes+=("${driver_line:-CUDA driver: not reported}")
+  if [[ -n "$gpu_listed" && "$driver_line" != *" driver API ("* ]]; then
+    preflight_problems+=("the CUDA driver cannot be used: ${driver_line#CUDA driver: }")
+  fi
+  if grep -q '^GPU kernels: none' <<<"$version_text"; then
+    preflight_problems+=("this build has no GPU kernels (nvcc was not found when it was built)")
+  fi
+fi
+preflight_notes+=("glibc $(ldd --version 2>&1 | head -n 1 | awk '{ print $NF }')")
+if [[ -n "$gpu_listed" ]]; then
+  persistence_off=$(nvidia-smi --query-gpu=persistence_mode --format=csv,noheader 2>/dev/null | grep -ci disabled || true)
+  ((persistence_off == 0)) ||
+    preflight_notes+=("persistence mode off on $persistence_off GPU(s): each process pays the driver's start-up")
+fi
+shm_free_bytes=$(df -B1 --output=avail /dev/shm 2>/dev/null | tail -n 1 | tr -d ' ')
+if [[ "$shm_free_bytes" =~ ^[0-9]+$ ]] && ((shm_free_bytes < 1024 * 1024 * 1024)); then
+  preflight_notes+=("/dev/shm has $((shm_free_bytes / 1024 / 1024)) MiB free: NCCL's host-path all-reduce of 8 ranks needs more (Docker: --shm-size=1g or --ipc=host)")
+fi
+preflight_detail=$(IFS=';'; echo "${preflight_notes[*]}" | sed 's/;/; /g')
+preflight_failed=""
+if ((${#preflight_problems[@]} > 0)); then
+  preflight_failed=$(IFS=';'; echo "${preflight_problems[*]}" | sed 's/;/; /g')
+  log "preflight: the GPU part cannot run: $preflight_failed"
+  step preflight "FAIL" "$preflight_failed ($preflight_detail)"
+else
+  step preflight ok "$preflight_detail"
+fi
+
 # --- 1. Environment capture: each command under a short timeout; a missing
 # tool is noted, never fatal.
 env_dir="$out_dir/environment"
@@ -158,60 +205,15 @@ if [[ -n "$gpu_listed" ]]; then
 fi
 step environment ok "$(find "$env_dir" -type f | wc -l) files in environment/"
 
-# --- 2. The GPU test suite, one test at a time.
-tests_dir="$out_dir/test_gpu"
-mkdir -p "$tests_dir"
-per_test_timeout_s=60
-passed=0 skipped=0 test_failed=0 timed_out=0 not_run=0
-failed_names=()
-skip_reasons=()
-mapfile -t tests < <("$test_gpu" --gtest_list_tests 2>/dev/null | awk '
-  /^[^ ]/ { suite = $1; next }
-  /^  / { print suite $1 }')
-if ((${#tests[@]} == 0)); then
-  step test_gpu "FAIL" "test_gpu lists no test"
-fi
-for name in "${tests[@]}"; do
-  if (($(left_s) < 20)); then
-    not_run=$((not_run + 1))
-    continue
-  fi
-  log_file="$tests_dir/${name//\//_}.log"  # parameterized names hold slashes
-  timeout --kill-after=5 "$per_test_timeout_s" "$test_gpu" --gtest_filter="$name" --gtest_brief=0 >"$log_file" 2>&1
-  rc=$?
-  cap "$log_file"
-  if ((rc == 124 || rc == 137)); then
-    timed_out=$((timed_out + 1))
-    failed_names+=("$name (timed out after ${per_test_timeout_s} s)")
-  elif ((rc != 0)); then
-    test_failed=$((test_failed + 1))
-    failed_names+=("$name")
-  elif grep -q '\[  SKIPPED \]' "$log_file"; then
-    skipped=$((skipped + 1))
-    reason=$(grep -m1 -A1 'Skipped' "$log_file" | tail -1 | head -c 200)
-    skip_reasons+=("$reason")
-  else
-    passed=$((passed + 1))
-    rm -f "$log_file"  # a pass needs no log; failures and skips keep theirs
-  fi
-done
-test_detail="${#tests[@]} tests: $passed passed, $skipped skipped, $test_failed failed, $timed_out timed out, $not_run not run (budget)"
-if ((test_failed + timed_out > 0)); then
-  step test_gpu "FAIL" "$test_detail"
-elif ((not_run > 0)); then
-  step test_gpu "FAIL (incomplete)" "$test_detail"
-elif [[ -z "$gpu_listed" ]]; then
-  step test_gpu "skipped: no GPU" "$test_detail"
-else
-  step test_gpu ok "$test_detail"
-fi
-
-# --- 3. The reference copy benchmark, and 4. pcieval check --full.
+# --- 2. The reference copy benchmark, and 3. pcieval check --full.
 reference_json="$out_dir/reference.json"
 results_json="$out_dir/results.json"
 if [[ -z "$gpu_listed" ]]; then
   step reference "skipped: no GPU" "$no_gpu_reason"
   step "pcieval check --full" "skipped: no GPU" "$no_gpu_reason"
+elif [[ -n "$preflight_failed" ]]; then
+  step reference "not run: preflight" "$preflight_failed"
+  step "pcieval check --full" "not run: preflight" "$preflight_failed"
 else
   if [[ ! -x "$reference" ]]; then
     step reference "FAIL" "$reference not built (no nvcc at build time?)"
@@ -273,6 +275,61 @@ PY
   else
     step "pcieval vs reference" "FAIL" "worst ratio ${worst:-unknown} (floor 0.97)"
   fi
+fi
+
+# --- 4. The GPU test suite, one test at a time, with what is left of the
+# budget: the numbers above are what the run exists for, so they come first.
+tests_dir="$out_dir/test_gpu"
+mkdir -p "$tests_dir"
+per_test_timeout_s=60
+passed=0 skipped=0 test_failed=0 timed_out=0 not_run=0
+failed_names=()
+skip_reasons=()
+mapfile -t tests < <("$test_gpu" --gtest_list_tests 2>/dev/null | awk '
+  /^[^ ]/ { suite = $1; next }
+  /^  / { print suite $1 }')
+if [[ -n "$preflight_failed" ]]; then
+  tests=()
+  step test_gpu "not run: preflight" "$preflight_failed"
+elif ((${#tests[@]} == 0)); then
+  step test_gpu "FAIL" "test_gpu lists no test"
+fi
+for name in "${tests[@]}"; do
+  if (($(left_s) < 20)); then
+    not_run=$((not_run + 1))
+    continue
+  fi
+  log_file="$tests_dir/${name//\//_}.log"  # parameterized names hold slashes
+  timeout --kill-after=5 "$per_test_timeout_s" "$test_gpu" --gtest_filter="$name" --gtest_brief=0 >"$log_file" 2>&1
+  rc=$?
+  cap "$log_file"
+  if ((rc == 124 || rc == 137)); then
+    timed_out=$((timed_out + 1))
+    failed_names+=("$name (timed out after ${per_test_timeout_s} s)")
+  elif ((rc != 0)); then
+    test_failed=$((test_failed + 1))
+    failed_names+=("$name")
+  elif grep -q '\[  SKIPPED \]' "$log_file"; then
+    skipped=$((skipped + 1))
+    reason=$(grep -m1 -A1 'Skipped' "$log_file" | tail -1 | head -c 200)
+    skip_reasons+=("$reason")
+  else
+    passed=$((passed + 1))
+    rm -f "$log_file"  # a pass needs no log; failures and skips keep theirs
+  fi
+done
+test_detail="${#tests[@]} tests: $passed passed, $skipped skipped, $test_failed failed, $timed_out timed out, $not_run not run (budget)"
+if [[ -n "$preflight_failed" ]]; then
+  :
+elif ((test_failed + timed_out > 0)); then
+  step test_gpu "FAIL" "$test_detail"
+elif ((not_run > 0)); then
+  # Not a failure: the budget went to the measurements first, by design.
+  step test_gpu "incomplete" "$test_detail"
+elif [[ -z "$gpu_listed" ]]; then
+  step test_gpu "skipped: no GPU" "$test_detail"
+else
+  step test_gpu ok "$test_detail"
 fi
 
 # --- 5. The summary.

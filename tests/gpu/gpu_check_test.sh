@@ -32,6 +32,10 @@ grep -Eq '^\| test_gpu \| [^|]*\| [0-9]+ tests: [0-9]+ passed, [1-9][0-9]* skipp
   "$out/summary.md" || fail "the GPU tests did not all skip cleanly"
 grep -q '^| pcieval check --full | skipped: no GPU | ' "$out/summary.md" || fail "check not reported as skipped"
 grep -q '^| environment | ok | ' "$out/summary.md" || fail "no environment capture"
+# The preflight comes first, and says which CUDA driver it found (none here)
+# without failing a machine that has no GPU.
+sed -n '/^| --- | --- | --- |$/{n;p;q}' "$out/summary.md" | grep -q '^| preflight | ok | CUDA driver: ' ||
+  fail "the summary's first step is not the preflight naming the CUDA driver"
 [[ -s "$out/environment/host.txt" ]] || fail "environment/host.txt missing"
 grep -q '^## Why GPU tests skipped' "$out/summary.md" || fail "the skip reasons are not given"
 size=$(du -sb "$out" | cut -f1)
