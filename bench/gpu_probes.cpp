@@ -252,15 +252,29 @@ class BidirectionalProbe final : public PerGpuProbe {
       }
       setups.push_back(std::move(setup).value());
     }
-    CopyStream* streams[] = {setups[0].stream.get(), setups[1].stream.get()};
-    auto rates = time_streams(context, streams, latch);
-    if (!rates) {
-      add_gpu_fault(output, gpu, rates.error().message);
-      return;
-    }
-    for (std::size_t i = 0; i < setups.size(); ++i) {
-      output.measurements.push_back(stream_measurement(key(), gpu, setups[i], Aggregation::kWithReverse,
-                                                       std::move(rates.value().stream_gbps[i])));
+    // One pass per measured direction, the other direction copying twice
+    // the bytes, as nvbandwidth does: with equal bytes the faster direction
+    // ends first and the slower one's tail runs alone, at the one-way rate,
+    // which inflates the "while the other one runs" figure.
+    for (std::size_t measured = 0; measured < setups.size(); ++measured) {
+      CopyStream& interfering = *setups[1 - measured].stream;
+      const CopyShape shape = interfering.shape();
+      if (auto doubled = interfering.reshape({shape.size_bytes, 2 * shape.copies}); !doubled) {
+        add_gpu_fault(output, gpu, doubled.error().message);
+        return;
+      }
+      CopyStream* streams[] = {setups[0].stream.get(), setups[1].stream.get()};
+      auto rates = time_streams(context, streams, latch);
+      if (auto restored = interfering.reshape(shape); !restored) {
+        add_gpu_fault(output, gpu, restored.error().message);
+        return;
+      }
+      if (!rates) {
+        add_gpu_fault(output, gpu, rates.error().message);
+        return;
+      }
+      output.measurements.push_back(stream_measurement(key(), gpu, setups[measured], Aggregation::kWithReverse,
+                                                       std::move(rates.value().stream_gbps[measured])));
     }
   }
 };
@@ -522,7 +536,8 @@ constexpr std::string_view kD2hSmDescription =
 constexpr std::string_view kBidirCeDescription =
     "Both directions of each GPU at once by copy engine: a host-to-device and a device-to-host stream released "
     "together by one latch, each timed by its own events. Two measurements per GPU, one per direction, each with "
-    "aggregation with_reverse (this direction's rate while the other one runs). Their sum shows how much of a "
+    "aggregation with_reverse (this direction's rate while the other one runs: in its pass the other direction "
+    "copies twice the bytes, so it runs for the whole of the measured copy). Their sum shows how much of a "
     "full-duplex link the GPU and host can use at once; compare each with a per-direction budget, not with twice "
     "it.";
 constexpr std::string_view kPageableCeDescription =

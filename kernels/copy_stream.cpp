@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -168,8 +169,9 @@ Status CopyStream::prepare_destination() {
   return detail::launch_poison(stream_, grid_blocks_, kernel_view_of_destination(), shape_.size_bytes);
 }
 
-Status CopyStream::enqueue(Latch& latch) {
-  PCIEVAL_TRY_STATUS(latch.hold(stream_));
+Status CopyStream::enqueue(Latch& latch, CuEvent start_after, bool hold) {
+  if (hold) PCIEVAL_TRY_STATUS(latch.hold(stream_));
+  if (start_after != nullptr) PCIEVAL_TRY_STATUS(stream_.wait_for(start_after));
   PCIEVAL_TRY_STATUS(events_.record_start(stream_));
   const bool to_device = direction_ == Direction::kHostToDevice;
   const CudaDriverApi& api = detail::cu();
@@ -215,6 +217,14 @@ Result<TrialTiming> run_latched_trial(std::span<CopyStream* const> streams, Latc
   const auto remaining = [&] {
     return PollPolicy{std::max(deadline_s - seconds_since(started), 1e-3), kDefaultPollInterval};
   };
+  // The one clock of the trial's wall time (TrialTiming::wall_s), on the
+  // first stream's device, when there is more than one stream.
+  std::optional<EventPair> clock;
+  if (streams.size() > 1) {
+    auto created = EventPair::create(streams[0]->ordinal());
+    if (!created) return make_error(streams[0]->label() + ": " + created.error().message);
+    clock.emplace(std::move(created).value());
+  }
   TrialTiming timing;
   {
     TrialCleanup cleanup(streams, latch, PollPolicy{deadline_s, kDefaultPollInterval});
@@ -229,9 +239,31 @@ Result<TrialTiming> run_latched_trial(std::span<CopyStream* const> streams, Latc
       }
     }
     latch.arm();
-    for (CopyStream* stream : streams) {
-      if (auto status = stream->enqueue(latch); !status) {
-        return make_error(stream->label() + ": " + status.error().message);
+    if (clock) {
+      const Stream& first = streams[0]->stream();
+      if (auto held = latch.hold(first); !held) return make_error(streams[0]->label() + ": " + held.error().message);
+      if (auto clock_started = clock->record_start(first); !clock_started) {
+        return make_error(streams[0]->label() + ": " + clock_started.error().message);
+      }
+    }
+    for (std::size_t i = 0; i < streams.size(); ++i) {
+      // The first stream is already held, and its clock start is behind it
+      // on its own stream; every other stream waits for that start.
+      const bool first_of_clock = clock.has_value() && i == 0;
+      CuEvent start_after = clock.has_value() && i > 0 ? clock->start_event() : nullptr;
+      if (auto status = streams[i]->enqueue(latch, start_after, !first_of_clock); !status) {
+        return make_error(streams[i]->label() + ": " + status.error().message);
+      }
+    }
+    if (clock) {
+      const Stream& first = streams[0]->stream();
+      for (std::size_t i = 1; i < streams.size(); ++i) {
+        if (auto waited = first.wait_for(streams[i]->events().end_event()); !waited) {
+          return make_error(streams[0]->label() + ": " + waited.error().message);
+        }
+      }
+      if (auto ended = clock->record_end(first); !ended) {
+        return make_error(streams[0]->label() + ": " + ended.error().message);
       }
     }
     latch.release();
@@ -255,23 +287,14 @@ Result<TrialTiming> run_latched_trial(std::span<CopyStream* const> streams, Latc
     }
   }
 
-  // Wall time: per device, from its earliest start to its latest end on its
-  // own event clock; across devices, the longest (see TrialTiming::wall_s).
-  std::vector<bool> done(streams.size(), false);
-  for (std::size_t first = 0; first < streams.size(); ++first) {
-    if (done[first]) continue;
-    double earliest_start_s = 0;
-    double latest_end_s = timing.stream_s[first];
-    for (std::size_t other = first; other < streams.size(); ++other) {
-      if (streams[other]->ordinal() != streams[first]->ordinal()) continue;
-      done[other] = true;
-      auto offset_s = streams[first]->events().start_to_start_s(streams[other]->events(), remaining());
-      if (!offset_s) return make_error(streams[other]->label() + ": " + offset_s.error().message);
-      earliest_start_s = std::min(earliest_start_s, offset_s.value());
-      latest_end_s = std::max(latest_end_s, offset_s.value() + timing.stream_s[other]);
-    }
-    timing.wall_s = std::max(timing.wall_s, latest_end_s - earliest_start_s);
+  if (!clock) {
+    timing.wall_s = timing.stream_s[0];
+    return timing;
   }
+  // Every stream is done, and the clock's end follows every stream's end.
+  auto wall_s = clock->elapsed_s(remaining(), "the end of the trial's last stream");
+  if (!wall_s) return make_error(streams[0]->label() + ": " + wall_s.error().message);
+  timing.wall_s = wall_s.value();
   return timing;
 }
 

@@ -80,9 +80,11 @@ class CopyStream {
   // it before holding any stream: a poison kernel still running when the latch
   // opens would delay this stream's start and load the link under the others.
   [[nodiscard]] Status prepare_destination();
-  // Queues: hold on the latch, start event, the copies, end event. Nothing
-  // waits.
-  [[nodiscard]] Status enqueue(Latch& latch);
+  // Queues: hold on the latch (unless `hold` is false: the caller held the
+  // stream already), a wait for `start_after` when not null (the trial's
+  // clock start, on another stream), start event, the copies, end event.
+  // Nothing waits.
+  [[nodiscard]] Status enqueue(Latch& latch, CuEvent start_after = nullptr, bool hold = true);
   // Waits for the end event, until policy.timeout_s; the seconds from the
   // first copy's start to the last copy's end. A timeout is an error naming
   // the operation ("copy-engine copy h2d did not complete within 30 s on
@@ -145,12 +147,13 @@ struct TrialTiming {
   // Each stream's own time, first copy's start to last copy's end (its events),
   // in the order of the streams.
   std::vector<double> stream_s;
-  // From the earliest start to the latest end over every stream. Streams of one
-  // device are compared on that device's event clock. Events of two devices
-  // share no clock, so across devices this is the longest device's span:
-  // every stream starts when the one latch opens, and the devices see it open
-  // within the latch's polling latency (about a microsecond over PCIe), which
-  // is the error of this number.
+  // From the earliest start to the latest end over every stream, on one
+  // clock: the first stream's device. That stream records a start event
+  // when the latch opens, every stream's copies wait for it, and the first
+  // stream records the end event only after every stream's last copy (as
+  // nvbandwidth times its all-GPU copies). So start skew between devices and
+  // a device that ends late are both inside the span. One stream: its own
+  // time.
   double wall_s = 0;
 };
 

@@ -53,6 +53,7 @@ PCIEVAL_CHECK_ENTRY(event_query, cuEventQuery);
 // cuda.h 13 declares only the _v2 (the v1 that pcieval calls has the same
 // arguments; it differs in what it allows of events' flags).
 PCIEVAL_CHECK_ENTRY(event_elapsed_time, cuEventElapsedTime_v2);
+PCIEVAL_CHECK_ENTRY(stream_wait_event, cuStreamWaitEvent);
 PCIEVAL_CHECK_ENTRY(mem_alloc, cuMemAlloc_v2);
 PCIEVAL_CHECK_ENTRY(mem_free, cuMemFree_v2);
 PCIEVAL_CHECK_ENTRY(mem_host_alloc, cuMemHostAlloc);
@@ -127,6 +128,7 @@ void for_each_entry(CudaDriverApi& api, Bind&& bind) {
   bind(api.event_record, "cuEventRecord");
   bind(api.event_query, "cuEventQuery");
   bind(api.event_elapsed_time, "cuEventElapsedTime");
+  bind(api.stream_wait_event, "cuStreamWaitEvent");
   bind(api.mem_alloc, "cuMemAlloc_v2");
   bind(api.mem_free, "cuMemFree_v2");
   bind(api.mem_host_alloc, "cuMemHostAlloc");

@@ -107,8 +107,9 @@ struct CudaDriverApi {
   CuResult (*event_record)(CuEvent, CuStream) = nullptr;
   CuResult (*event_query)(CuEvent) = nullptr;
   CuResult (*event_elapsed_time)(float*, CuEvent, CuEvent) = nullptr;  // cuEventElapsedTime (v1: R535 has no _v2)
-  CuResult (*mem_alloc)(CuDevicePtr*, std::size_t) = nullptr;          // cuMemAlloc_v2
-  CuResult (*mem_free)(CuDevicePtr) = nullptr;                         // cuMemFree_v2
+  CuResult (*stream_wait_event)(CuStream, CuEvent, unsigned int) = nullptr;
+  CuResult (*mem_alloc)(CuDevicePtr*, std::size_t) = nullptr;  // cuMemAlloc_v2
+  CuResult (*mem_free)(CuDevicePtr) = nullptr;                 // cuMemFree_v2
   CuResult (*mem_host_alloc)(void**, std::size_t, unsigned int) = nullptr;
   CuResult (*mem_free_host)(void*) = nullptr;
   CuResult (*mem_host_register)(void*, std::size_t, unsigned int) = nullptr;  // cuMemHostRegister_v2

@@ -52,6 +52,12 @@ Status Stream::synchronize(const PollPolicy& policy) const {
       policy, "work queued on a stream of CUDA device " + std::to_string(ordinal_));
 }
 
+Status Stream::wait_for(CuEvent event) const {
+  PCIEVAL_TRY_STATUS(detail::use_device(ordinal_));
+  PCIEVAL_CU_TRY(detail::cu().stream_wait_event(stream_, event, 0));
+  return ok_status();
+}
+
 // --- EventPair
 
 Result<EventPair> EventPair::create(int ordinal) {
@@ -121,17 +127,6 @@ Result<double> EventPair::elapsed_s(const PollPolicy& policy, const std::string&
   PCIEVAL_TRY_STATUS(wait_event(ordinal_, end_, policy, what));
   PCIEVAL_TRY_STATUS(detail::use_device(ordinal_));
   return event_seconds(start_, end_);
-}
-
-Result<double> EventPair::start_to_start_s(const EventPair& later, const PollPolicy& policy) const {
-  if (later.ordinal_ != ordinal_) {
-    return make_error("events of devices " + std::to_string(ordinal_) + " and " + std::to_string(later.ordinal_) +
-                      " share no clock");
-  }
-  PCIEVAL_TRY_STATUS(wait_event(ordinal_, start_, policy, "the start of the timed work"));
-  PCIEVAL_TRY_STATUS(wait_event(later.ordinal_, later.start_, policy, "the start of the timed work"));
-  PCIEVAL_TRY_STATUS(detail::use_device(ordinal_));
-  return event_seconds(start_, later.start_);
 }
 
 // --- DeviceBuffer

@@ -33,6 +33,9 @@ class Stream {
 
   [[nodiscard]] int ordinal() const { return ordinal_; }
   [[nodiscard]] CUstream_st* handle() const { return stream_; }
+  // Makes work queued on this stream after the call wait until `event` (of
+  // any device) has completed (cuStreamWaitEvent); the host does not wait.
+  [[nodiscard]] Status wait_for(CuEvent event) const;
   // Waits for everything queued so far, polling (deadline_wait.hpp). Returns
   // the first error of the work (a kernel fault surfaces here), or, when the
   // work is not done by policy.timeout_s, an error saying so; the device is
@@ -65,13 +68,11 @@ class EventPair {
   // did not complete within 30 s ...") and retires the device.
   [[nodiscard]] Result<double> elapsed_s(const PollPolicy& policy = {},
                                          const std::string& what = "the timed work") const;
-  // Waits for both pairs' events (as elapsed_s) and returns the seconds from
-  // this pair's start to `later`'s start (negative when `later` started
-  // first). Both pairs must be on one device: events of two devices share no
-  // clock.
-  [[nodiscard]] Result<double> start_to_start_s(const EventPair& later, const PollPolicy& policy = {}) const;
 
   [[nodiscard]] int ordinal() const { return ordinal_; }
+  // The events themselves, for another stream to wait for (Stream::wait_for).
+  [[nodiscard]] CuEvent start_event() const { return start_; }
+  [[nodiscard]] CuEvent end_event() const { return end_; }
 
  private:
   EventPair(int ordinal, CUevent_st* start, CUevent_st* end) : ordinal_(ordinal), start_(start), end_(end) {}

@@ -171,6 +171,24 @@ TEST(CopyStream, BothDirectionsAtOnceAreTimedSeparately) {
   }
 }
 
+// bidir_ce's pass for one direction (issue 26 item 5): the other direction
+// copies twice the bytes, so the measured copy never runs alone at its tail.
+TEST(CopyStream, ADoubledInterferingCopyOutlastsTheMeasuredOne) {
+  SKIP_WITHOUT_GPU();
+  HostBytes up(kCopyBytes);
+  HostBytes down(kCopyBytes);
+  CopyStream measured = take(CopyStream::create(0, Direction::kHostToDevice, CopyMethod::kCopyEngine, up.span(), 33));
+  CopyStream interfering =
+      take(CopyStream::create(0, Direction::kDeviceToHost, CopyMethod::kCopyEngine, down.span(), 34));
+  ASSERT_TRUE(interfering.reshape({kCopyBytes, 2}).ok());
+  Latch latch = take(Latch::create(0, 5.0));
+  CopyStream* streams[] = {&measured, &interfering};
+  auto timing = run_latched_trial(streams, latch);
+  ASSERT_TRUE(timing.ok()) << timing.error().message;
+  EXPECT_GE(timing->stream_s[1], timing->stream_s[0]) << "the interfering copy ended before the measured one";
+  EXPECT_GE(timing->wall_s, timing->stream_s[1] - 1e-6);
+}
+
 TEST(CopyStream, EveryGpuAtOnce) {
   SKIP_WITHOUT_GPU();
   const int count = cuda_device_count().value();
