@@ -1,5 +1,7 @@
 #include "bench/detail/nccl_session.hpp"
 
+#include <sys/statvfs.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -17,6 +19,11 @@ namespace {
 // How long aborted communicators' kernels get to leave their streams before
 // the GPUs are taken for wedged (retired_devices.hpp).
 constexpr double kAbortDrainS = 5.0;
+
+// /dev/shm with less free space than this is named when a host-path
+// all-reduce cannot be set up: 8 ranks' shared-memory buffers need more than
+// a container's default 64 MB, and the failure would read as the GPUs'.
+constexpr std::uint64_t kRoomyShmBytes = std::uint64_t{1} << 30;
 
 // NCCL's INFO log, read to tell which transport it chose. Made before the
 // library is first loaded: NCCL reads its log settings once per process, at
@@ -149,6 +156,19 @@ std::string set_up(SetupJob& job) {
   return error;
 }
 
+// Where the host-path all-reduce's ranks meet (NCCL's shared-memory
+// transport, in /dev/shm) has little room, the note that says so; empty
+// otherwise. Docker gives a container 64 MB, too little for 8 ranks.
+std::string small_shm_note() {
+  struct statvfs shm {};
+  if (::statvfs("/dev/shm", &shm) != 0) return {};
+  const std::uint64_t free_bytes = static_cast<std::uint64_t>(shm.f_bavail) * shm.f_frsize;
+  if (free_bytes >= kRoomyShmBytes) return {};
+  return "; /dev/shm has " + std::to_string(free_bytes >> 20) +
+         " MiB free, where NCCL's shared-memory transport puts its buffers (a container's default is 64 MB: run "
+         "it with --shm-size=1g or --ipc=host)";
+}
+
 // Records in the process-wide latch what NCCL will keep for this
 // communicator, and says which transport it gets; an error when a host-path
 // all-reduce cannot have one. REQUIRES: the latch's mutex held until the
@@ -228,18 +248,23 @@ Result<std::unique_ptr<AllReduceSession>> AllReduceSession::open(const NcclLibra
   const auto timeout =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(std::max(timeout_s, 0.0)));
   DeadlineCall<std::string> call = worker.call([job] { return set_up(*job); }, timeout);
+  const std::string shm_note = transport == Transport::kHostPath ? small_shm_note() : std::string();
   if (call.outcome != DeadlineOutcome::kReturned) {
     // The setup thread may still be inside NCCL with these communicators
-    // and these GPUs' contexts: nothing of them is touched again.
+    // and these GPUs' contexts: nothing of them is touched again. Setting up
+    // is NCCL's and the host's work (bootstrap sockets, shared memory), not
+    // the GPUs': the GPUs are retired as for slow host work, so their
+    // verdicts are inconclusive with this reason, never gpu_unresponsive.
     const std::string why = call.outcome == DeadlineOutcome::kTimedOut
-                                ? "NCCL communicator setup did not complete within " + format_timeout_s(timeout_s)
+                                ? "NCCL communicator setup did not complete within " + format_timeout_s(timeout_s) +
+                                      " (NCCL and the host's work, not the GPUs')" + shm_note
                                 : std::string("NCCL communicator setup could not be started");
-    for (int ordinal : job->ordinals) retire_cuda_device(ordinal, why);
+    for (int ordinal : job->ordinals) retire_cuda_device(ordinal, why, RetireCause::kHostWork);
     return make_error(why + "; its GPUs are not used again in this run");
   }
   if (!call.value->empty()) {
     CommSet failed(api, job->comms, CommSet::Release::kAbort);
-    return make_error(*call.value);
+    return make_error(*call.value + shm_note);
   }
   session->comms_ = std::make_unique<CommSet>(api, job->comms, CommSet::Release::kDestroy);
   return session;
