@@ -105,7 +105,7 @@ class GpuProbe : public Probe {
       output.errors.push_back(size.error().message);
       return output;
     }
-    const std::vector<GpuTarget> targets = resolve(gpus_of(context.evidence), output);
+    const std::vector<GpuTarget> targets = resolve(context, gpus_of(context.evidence), output);
     if (!targets.empty()) run_on(context, targets, output);
     // A placement warning is found once per stream; say it once.
     std::vector<std::string> unique_warnings;

@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <ostream>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -72,6 +73,20 @@ void measure_machine(Evidence& evidence, const ProbeOptions& options, const Meas
     }
   }
 
+  // MIG mode: CUDA would copy through one slice's copy engines at the GPU's
+  // address, a fraction of the link, and the node would look downgraded.
+  std::set<PciAddress> mig_enabled;
+  if (nvml_reader != nullptr) {
+    for (const PciAddress& gpu : gpu_addresses) {
+      if (auto mig = nvml_reader->read_mig_enabled(gpu); !mig) {
+        evidence.notes.push_back("MIG mode of " + to_string(gpu) + " not read (" + mig.error().message +
+                                 "): if it is on, its copies measure one MIG slice, not the link");
+      } else if (mig.value()) {
+        mig_enabled.insert(gpu);
+      }
+    }
+  }
+
   const std::vector<PciAddress> path_ports = ports_to_sample(evidence);
   const auto read_counters = [&] {
     return read_error_counters(evidence.sysfs_root, path_ports, nvml_reader, gpu_addresses);
@@ -91,6 +106,7 @@ void measure_machine(Evidence& evidence, const ProbeOptions& options, const Meas
   ProbeContext context{evidence, options.config, topology ? &*topology : nullptr, &load};
   context.stop = hooks.stop;
   context.confidential_computing = confidential_computing;
+  context.mig_enabled = mig_enabled;
   const bool progress = options.progress && hooks.progress != nullptr;
 
   // The sampler restarts each round (its clock with it), so every sample is

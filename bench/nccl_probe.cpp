@@ -108,7 +108,7 @@ ProbeMeasurements NcclAllReduceProbe::run(const ProbeContext& context) const {
                             std::to_string(config.size_bytes));
     return output;
   }
-  const std::vector<GpuTarget> targets = gpu_probe_common::resolve(gpus_of(context.evidence), output);
+  const std::vector<GpuTarget> targets = gpu_probe_common::resolve(context, gpus_of(context.evidence), output);
   if (targets.size() < 2) {
     output.errors.push_back("all-reduce needs 2 or more usable GPUs; " + std::to_string(targets.size()) +
                             " could be used");

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -90,6 +91,9 @@ struct ProbeContext {
   // On: the probes that pin or map host memory are skipped with the reason
   // (gpu_preconditions.hpp).
   std::optional<bool> confidential_computing = std::nullopt;
+  // The GPUs NVML says run in MIG mode (measure_run.hpp): CUDA sees one of
+  // their slices at their address, so no probe copies through them.
+  std::set<PciAddress> mig_enabled = {};
 };
 
 // What one run of one probe produced (Probe::run); run_probes turns it into

@@ -251,6 +251,26 @@ Result<bool> NvmlReader::read_confidential_computing() const {
   return state.cc_feature == kNvmlCcSystemFeatureEnabled;
 }
 
+Result<bool> NvmlReader::read_mig_enabled(const PciAddress& gpu) const {
+  const auto get = state_->api.device_get_mig_mode;
+  if (get == nullptr) return make_error("nvmlDeviceGetMigMode: not exported by this driver");
+  auto found = find_gpu(gpu);
+  if (!found) return found.error();
+  auto called = state_->guarded(gpu, "nvmlDeviceGetMigMode", [get, device = found.value()] {
+    unsigned int current = 0;
+    unsigned int pending = 0;
+    const NvmlReturn code = get(device, &current, &pending);
+    return std::pair<NvmlReturn, unsigned int>{code, current};
+  });
+  if (!called) return called.error();
+  const auto [code, current] = called.value();
+  // A GPU without MIG (anything before A100/H100, the PCIe cards of most
+  // generations) answers NOT_SUPPORTED: MIG cannot be on there.
+  if (code == kNvmlErrorNotSupported) return false;
+  if (code != kNvmlSuccess) return make_error("nvmlDeviceGetMigMode: " + nvml_return_text(code));
+  return current == kNvmlDeviceMigEnable;
+}
+
 Result<int> NvmlReader::read_utilization_gpu_percent(const PciAddress& gpu) const {
   const auto get = state_->api.device_get_utilization_rates;
   if (get == nullptr) return make_error("nvmlDeviceGetUtilizationRates: not exported by this driver");

@@ -79,6 +79,14 @@ class NvmlReader {
   // running someone else's kernels shares its link with them.
   [[nodiscard]] Result<int> read_utilization_gpu_percent(const PciAddress& gpu) const;
 
+  // Whether MIG mode is on for the GPU at `gpu` (nvmlDeviceGetMigMode's
+  // current mode), read before the probes: CUDA then sees a MIG slice at the
+  // GPU's address, whose copy engines are a fraction of the GPU's, so its
+  // copies do not measure the link. False on a GPU without MIG (NVML answers
+  // NOT_SUPPORTED there); an error when the driver lacks the call or it
+  // failed otherwise.
+  [[nodiscard]] Result<bool> read_mig_enabled(const PciAddress& gpu) const;
+
   // Whether the system runs in confidential-computing mode
   // (nvmlSystemGetConfComputeState's ccFeature), read before the probes: in
   // CC mode host memory cannot be registered or mapped for a GPU, so the

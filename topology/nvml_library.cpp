@@ -95,6 +95,7 @@ Result<NvmlApi> resolve_nvml_api(const std::function<void*(const char* symbol)>&
   want(api.device_get_performance_state, "nvmlDeviceGetPerformanceState", false);
   want(api.device_get_name, "nvmlDeviceGetName", false);
   want(api.device_get_utilization_rates, "nvmlDeviceGetUtilizationRates", false);
+  want(api.device_get_mig_mode, "nvmlDeviceGetMigMode", false);
   want(api.system_get_conf_compute_state, "nvmlSystemGetConfComputeState", false);
   if (!missing_required.empty()) {
     std::string names;

@@ -76,6 +76,9 @@ struct NvmlConfComputeSystemState {
 };
 inline constexpr unsigned int kNvmlCcSystemFeatureEnabled = 1;
 
+// NVML_DEVICE_MIG_ENABLE: nvmlDeviceGetMigMode's mode when MIG is on.
+inline constexpr unsigned int kNvmlDeviceMigEnable = 1;
+
 // The functions pcieval calls, one pointer per NVML symbol: the seam tests
 // replace with static fakes. A null optional entry is a symbol the driver does
 // not export (an old driver); the field it reads is then left unread.
@@ -98,6 +101,8 @@ struct NvmlApi {
   NvmlReturn (*device_get_performance_state)(NvmlDevice, int*) = nullptr;
   NvmlReturn (*device_get_name)(NvmlDevice, char*, unsigned int) = nullptr;
   NvmlReturn (*device_get_utilization_rates)(NvmlDevice, NvmlUtilization*) = nullptr;
+  // nvmlDeviceGetMigMode: current and pending mode (NVML_DEVICE_MIG_ENABLE = 1).
+  NvmlReturn (*device_get_mig_mode)(NvmlDevice, unsigned int*, unsigned int*) = nullptr;
   // nvmlSystemGetConfComputeState (drivers from R535 on).
   NvmlReturn (*system_get_conf_compute_state)(NvmlConfComputeSystemState*) = nullptr;
 };

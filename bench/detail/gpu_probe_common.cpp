@@ -71,10 +71,18 @@ std::optional<int> numa_node_of(const DeviceRecord& gpu) {
 // The CUDA ordinal of each GPU. A GPU of the evidence that CUDA does not see
 // (CUDA_VISIBLE_DEVICES, a broken device) is an error naming it, never a
 // silent omission.
-std::vector<GpuTarget> resolve(const std::vector<const DeviceRecord*>& gpus, ProbeMeasurements& output) {
+std::vector<GpuTarget> resolve(const ProbeContext& context, const std::vector<const DeviceRecord*>& gpus,
+                               ProbeMeasurements& output) {
   std::vector<GpuTarget> targets;
   for (const DeviceRecord* gpu : gpus) {
     GpuTarget target{gpu->function.bdf, to_string(gpu->function.bdf), -1, numa_node_of(*gpu)};
+    if (context.mig_enabled.count(target.address) != 0) {
+      add_gpu_fault(output, target,
+                    "MIG mode is on: CUDA sees one MIG slice at this address, whose copy engines are a fraction of "
+                    "the GPU's, so its copies would not measure the link; measure with MIG off (nvidia-smi -i " +
+                        target.name + " -mig 0, on an idle GPU)");
+      continue;
+    }
     auto ordinal = cuda_ordinal_of(target.address);
     if (!ordinal) {
       add_gpu_fault(output, target, ordinal.error().message);

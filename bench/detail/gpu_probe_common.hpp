@@ -109,7 +109,10 @@ void add_gpu_fault(ProbeMeasurements& output, const GpuTarget& gpu, std::string 
 void add_group_failure(ProbeMeasurements& output, const std::vector<GpuTarget>& gpus, const std::string& what,
                        const std::string& message);
 [[nodiscard]] std::optional<int> numa_node_of(const DeviceRecord& gpu);
-[[nodiscard]] std::vector<GpuTarget> resolve(const std::vector<const DeviceRecord*>& gpus, ProbeMeasurements& output);
+// The GPUs CUDA can measure, with their ordinals; each other GPU is a fault
+// of `output` saying why (CUDA does not see it, it was retired, MIG mode).
+[[nodiscard]] std::vector<GpuTarget> resolve(const ProbeContext& context, const std::vector<const DeviceRecord*>& gpus,
+                                             ProbeMeasurements& output);
 [[nodiscard]] Placement local_placement(const ProbeContext& context, const GpuTarget& gpu, ProbeMeasurements& output);
 [[nodiscard]] Result<Placement> remote_placement(const ProbeContext& context, const GpuTarget& gpu);
 [[nodiscard]] std::uint32_t stream_seed(int ordinal, Direction direction, CopyMethod method);

@@ -212,6 +212,39 @@ TEST_F(GpuFaultRecording, AGpuRetiredForSlowPinningIsNotMarkedHung) {
   EXPECT_FALSE(cuda_device_hung(1));
 }
 
+// Issue 26 item 9: an illegal address or an uncorrectable ECC error ends the
+// GPU's context for the run, but nothing hung: its verdict must not say so.
+TEST_F(GpuFaultRecording, ADeviceRetiredForAStickyErrorIsNotUsedAgainButDidNotHang) {
+  ProbeMeasurements output;
+  retire_cuda_device(1, "cuStreamQuery: CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)",
+                     RetireCause::kContextError);
+  EXPECT_TRUE(cuda_device_retired(1));
+  EXPECT_FALSE(cuda_device_hung(1));
+  gpu_probe_common::add_gpu_fault(output, hung_, cuda_device_retired_reason(1).value());
+  ASSERT_EQ(output.gpu_faults.size(), 1u);
+  EXPECT_FALSE(output.gpu_faults[0].retired);
+}
+
+// Issue 26 item 6: a GPU in MIG mode is never copied through (CUDA would
+// measure one slice's copy engines), and says why; the others are resolved.
+TEST_F(GpuFaultRecording, AGpuInMigModeIsAFaultNamingMigAndTheFix) {
+  Evidence evidence;
+  RunConfig config;
+  ProbeContext context{evidence, config};
+  DeviceRecord mig;
+  mig.function.bdf = parse_pci_address("0000:f7:00.0").value();
+  mig.function.kind = DeviceKind::kGpu;
+  context.mig_enabled.insert(mig.function.bdf);
+  ProbeMeasurements output;
+  const auto targets = gpu_probe_common::resolve(context, {&mig}, output);
+  EXPECT_TRUE(targets.empty());
+  ASSERT_EQ(output.gpu_faults.size(), 1u);
+  EXPECT_EQ(to_string(output.gpu_faults[0].gpu), "0000:f7:00.0");
+  EXPECT_THAT(output.gpu_faults[0].error, ::testing::HasSubstr("MIG mode is on"));
+  EXPECT_THAT(output.gpu_faults[0].error, ::testing::HasSubstr("nvidia-smi -i 0000:f7:00.0 -mig 0"));
+  EXPECT_FALSE(output.gpu_faults[0].retired);
+}
+
 TEST_F(GpuFaultRecording, ADeviceRetiredForItsOwnWorkHung) {
   retire_cuda_device(2, "cudaMemcpyAsync d2h did not complete within 30 s on 0000:3a:00.0");
   EXPECT_TRUE(cuda_device_hung(2));

@@ -186,6 +186,11 @@ inline NvmlReturn utilization(NvmlDevice d, NvmlUtilization* rates) {
   rates->memory = 0;
   return kNvmlSuccess;
 }
+inline NvmlReturn mig_mode(NvmlDevice d, unsigned int* current, unsigned int* pending) {
+  if (const NvmlReturn code = field(d, "mig_mode", current); code != kNvmlSuccess) return code;
+  *pending = *current;
+  return kNvmlSuccess;
+}
 inline NvmlReturn conf_compute(NvmlConfComputeSystemState* state) {
   FakeNvml& fake = fake_nvml();
   if (fake.conf_compute_code != kNvmlSuccess) return fake.conf_compute_code;
@@ -215,6 +220,7 @@ inline NvmlApi fake_nvml_table() {
   table.device_get_performance_state = api::pstate;
   table.device_get_name = api::name;
   table.device_get_utilization_rates = api::utilization;
+  table.device_get_mig_mode = api::mig_mode;
   table.system_get_conf_compute_state = api::conf_compute;
   return table;
 }

@@ -373,6 +373,38 @@ TEST_F(NvmlTest, ConfidentialComputingStateIsRead) {
   EXPECT_THAT(refused.error().message, HasSubstr("NVML_ERROR_NOT_SUPPORTED"));
 }
 
+// Issue 26 item 6: a GPU in MIG mode is seen by CUDA as one of its slices.
+TEST_F(NvmlTest, MigModeIsReadPerGpuAndAGpuWithoutMigHasItOff) {
+  FakeGpu mig = busy_h100();
+  mig.values["mig_mode"] = kNvmlDeviceMigEnable;
+  FakeGpu whole = busy_h100();
+  whole.values["mig_mode"] = 0;
+  FakeGpu no_mig = busy_h100();  // no "mig_mode": NOT_SUPPORTED, as on a GPU without MIG
+  FakeGpu broken = busy_h100();
+  broken.failures["mig_mode"] = kNvmlErrorUnknown;
+  fake().gpus["00000000:17:00.0"] = mig;
+  fake().gpus["00000000:2A:00.0"] = whole;
+  fake().gpus["00000000:3D:00.0"] = no_mig;
+  fake().gpus["00000000:63:00.0"] = broken;
+  const NvmlLibrary library = open_session();
+  const NvmlReader reader(library);
+  EXPECT_EQ(reader.read_mig_enabled(bdf("0000:17:00.0")).value(), true);
+  EXPECT_EQ(reader.read_mig_enabled(bdf("0000:2a:00.0")).value(), false);
+  EXPECT_EQ(reader.read_mig_enabled(bdf("0000:3d:00.0")).value(), false);
+  const auto unknown = reader.read_mig_enabled(bdf("0000:63:00.0"));
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_THAT(unknown.error().message, HasSubstr("nvmlDeviceGetMigMode: NVML_ERROR_UNKNOWN"));
+}
+
+TEST_F(NvmlTest, MigModeOfAnOldDriverIsUnknown) {
+  NvmlApi api = fake_nvml_table();
+  api.device_get_mig_mode = nullptr;
+  fake().gpus["00000000:17:00.0"] = busy_h100();
+  const NvmlLibrary library = open_session(api);
+  const NvmlReader reader(library);
+  EXPECT_FALSE(reader.read_mig_enabled(bdf("0000:17:00.0")).ok());
+}
+
 TEST_F(NvmlTest, ConfidentialComputingStateOfAnOldDriverIsUnknown) {
   NvmlApi api = fake_nvml_table();
   api.system_get_conf_compute_state = nullptr;
