@@ -65,7 +65,13 @@ class ProbesOnGpu : public ::testing::Test {
     EXPECT_TRUE(output.errors.empty()) << key << ": " << ::testing::PrintToString(output.errors);
     for (const GpuFault& fault : output.gpu_faults)
       ADD_FAILURE() << key << ": " << to_string(fault.gpu) << ": " << fault.error;
-    EXPECT_TRUE(output.warnings.empty()) << key << ": " << ::testing::PrintToString(output.warnings);
+    // On a VM with several NUMA nodes and no node for the GPU (common), the
+    // placement warning is what the probe must say, not a failure of it
+    // (issue 26 item 4); any other warning is.
+    for (const std::string& warning : output.warnings) {
+      if (warning.find("its NUMA node is unknown; the host buffer is on node") != std::string::npos) continue;
+      ADD_FAILURE() << key << ": warning: " << warning;
+    }
     EXPECT_FALSE(output.measurements.empty()) << key;
     EXPECT_FALSE(load.active()) << "the load signal is lowered after the run";
     for (const Measurement& m : output.measurements) {
