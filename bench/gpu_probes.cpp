@@ -314,10 +314,21 @@ class PageableProbe final : public GpuProbe {
           continue;
         }
         const TrialPlan plan{context.config.warmup_trials, context.config.trials, stream.value().bytes_per_trial()};
+        // The driver stages a pageable copy on the copying thread's CPU:
+        // that thread runs on the buffer's node, as the pinned probes' host
+        // work does. Only values cross to the thread (it may be abandoned).
+        auto bind_error = std::make_shared<std::string>();
+        const auto bind_copy_thread = [topology = context.topology, node = placement.numa_node, bind_error] {
+          if (auto bound = bind_thread_to_node(*topology, node); !bound) *bind_error = bound.error().message;
+        };
         Result<std::vector<double>> trials = [&] {
           LoadScope load(context.load);
-          return run_trials(plan, [&] { return stream.value().run_trial(); });
+          return run_trials(plan, [&] { return stream.value().run_trial(bind_copy_thread); });
         }();
+        if (!stream.value().abandoned() && !bind_error->empty()) {
+          output.warnings.push_back(gpu_error(gpu, "the pageable copy's thread was not bound to NUMA node " +
+                                                       std::to_string(placement.numa_node) + ": " + *bind_error));
+        }
         if (!trials) {
           add_gpu_fault(output, gpu, stream.value().label() + ": " + trials.error().message);
           // The copy given up at its deadline may still be using the buffer.

@@ -325,7 +325,7 @@ std::string PageableCopyStream::label() const {
 
 bool PageableCopyStream::abandoned() const { return cuda_device_retired(ordinal()); }
 
-Result<double> PageableCopyStream::run_trial() {
+Result<double> PageableCopyStream::run_trial(const std::function<void()>& on_copy_thread) {
   PCIEVAL_TRY_STATUS(detail::use_device(ordinal()));
   PCIEVAL_ASSIGN_OR_RETURN(int blocks, detail::saturating_blocks(ordinal()));
   const bool to_device = direction_ == Direction::kHostToDevice;
@@ -351,8 +351,9 @@ Result<double> PageableCopyStream::run_trial() {
   // or waking threads. It owns only values: the buffers it reaches are kept
   // by their owners when the device is retired (abandoned()).
   DeadlineCall<PageableCopy> copy = call_with_deadline(
-      [ordinal_of_copy, to_device, device_side, host_side, bytes, stream, deadline_s, what] {
+      [ordinal_of_copy, to_device, device_side, host_side, bytes, stream, deadline_s, what, on_copy_thread] {
         PageableCopy out;
+        if (on_copy_thread) on_copy_thread();
         if (auto current = detail::use_device(ordinal_of_copy); !current) {
           out.not_current = current.error().message;
           return out;

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <utility>
@@ -206,8 +207,11 @@ class PageableCopyStream {
   [[nodiscard]] bool abandoned() const;
 
   // Poisons the destination, copies the whole buffer once (timed), verifies.
-  // Returns the seconds of the copy.
-  [[nodiscard]] Result<double> run_trial();
+  // Returns the seconds of the copy. `on_copy_thread`, when given, runs first
+  // on the thread that makes the copy (bench/ binds it to the buffer's NUMA
+  // node there: the driver stages pageable memory on the calling thread's
+  // CPU); it must own what it touches, as the thread may be abandoned.
+  [[nodiscard]] Result<double> run_trial(const std::function<void()>& on_copy_thread = {});
 
  private:
   PageableCopyStream(Direction direction, std::uint32_t seed, std::span<std::byte> host, Stream stream,
