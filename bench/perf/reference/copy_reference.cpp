@@ -7,12 +7,19 @@
 // (latched, event-timed, verified) must reach at least 0.97 of it, or the
 // engine's own machinery costs bandwidth.
 //
-//   pcieval-copy-reference [--device N] [--size-bytes B] [--copies N] [--trials N] [--warmup N]
+// --register pins the buffer as pcieval does instead: anonymous memory
+// (4 KiB pages where the kernel gives them) registered with cudaHostRegister,
+// so the ratio measures pcieval's machinery, not allocation and placement.
+// Where the buffer lives is the caller's: gpu-check runs it under numactl,
+// bound to the GPU's NUMA node, as pcieval binds its buffers.
+//
+//   pcieval-copy-reference [--device N] [--size-bytes B] [--copies N] [--trials N] [--warmup N] [--register]
 //
 // Prints one JSON object on stdout (the medians and every trial). Exit codes:
 // 0 measured, 2 bad arguments, 3 no usable GPU or a CUDA error (stderr says
 // which), as pcieval's own "inconclusive".
 #include <cuda_runtime.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -33,6 +40,7 @@ struct Options {
   int copies = 4;
   int trials = 5;
   int warmup = 1;
+  bool register_host = false;  // --register: mmap + cudaHostRegister, as pcieval
 };
 
 // A CUDA failure, carried to main as a value.
@@ -44,6 +52,19 @@ struct Failure {
 // RAII for the four handles the benchmark owns.
 struct HostFree {
   void operator()(void* p) const { static_cast<void>(cudaFreeHost(p)); }
+};
+// A registered anonymous mapping: unregistered, then unmapped.
+struct MappedRegistration {
+  MappedRegistration() = default;
+  MappedRegistration(const MappedRegistration&) = delete;
+  MappedRegistration& operator=(const MappedRegistration&) = delete;
+  ~MappedRegistration() {
+    if (registered) static_cast<void>(cudaHostUnregister(data));
+    if (data != nullptr) munmap(data, bytes);
+  }
+  void* data = nullptr;
+  std::size_t bytes = 0;
+  bool registered = false;
 };
 struct DeviceFree {
   void operator()(void* p) const { static_cast<void>(cudaFree(p)); }
@@ -69,7 +90,9 @@ using EventHandle = std::unique_ptr<CUevent_st, EventDestroy>;
   } while (false)
 
 struct Bench {
-  HostBuffer host;
+  MappedRegistration mapped;  // --register
+  HostBuffer host;            // otherwise
+  void* host_data = nullptr;
   DeviceMemory device;
   StreamHandle stream;
   EventHandle start;
@@ -78,10 +101,27 @@ struct Bench {
 
   bool set_up(const Options& options) {
     REFERENCE_TRY(cudaSetDevice(options.device));
-    void* h = nullptr;
-    REFERENCE_TRY(cudaHostAlloc(&h, options.size_bytes, cudaHostAllocDefault));
-    host.reset(h);
-    std::memset(h, 0x5a, options.size_bytes);  // touch every page before timing
+    if (options.register_host) {
+      void* m = mmap(nullptr, options.size_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (m == MAP_FAILED) {
+        failure = Failure{"mmap", cudaErrorMemoryAllocation};
+        return false;
+      }
+      mapped.data = m;
+      mapped.bytes = options.size_bytes;
+      // Touched first, so the pages exist (on the node numactl binds to)
+      // before they are pinned, as pcieval's buffers are.
+      std::memset(m, 0x5a, options.size_bytes);
+      REFERENCE_TRY(cudaHostRegister(m, options.size_bytes, cudaHostRegisterDefault));
+      mapped.registered = true;
+      host_data = m;
+    } else {
+      void* h = nullptr;
+      REFERENCE_TRY(cudaHostAlloc(&h, options.size_bytes, cudaHostAllocDefault));
+      host.reset(h);
+      std::memset(h, 0x5a, options.size_bytes);  // touch every page before timing
+      host_data = h;
+    }
     void* d = nullptr;
     REFERENCE_TRY(cudaMalloc(&d, options.size_bytes));
     device.reset(d);
@@ -99,8 +139,8 @@ struct Bench {
 
   // One trial: `copies` copies between the two events; GB/s or false.
   bool trial(const Options& options, bool to_device, double& gbps) {
-    void* destination = to_device ? device.get() : host.get();
-    const void* source = to_device ? host.get() : device.get();
+    void* destination = to_device ? device.get() : host_data;
+    const void* source = to_device ? host_data : device.get();
     const cudaMemcpyKind kind = to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
     REFERENCE_TRY(cudaEventRecord(start.get(), stream.get()));
     for (int i = 0; i < options.copies; ++i) {
@@ -136,7 +176,7 @@ bool parse_int(const char* text, long long min, long long& out) {
 int usage(const char* why) {
   std::fprintf(stderr,
                "pcieval-copy-reference: %s\nusage: pcieval-copy-reference [--device N] [--size-bytes B] "
-               "[--copies N] [--trials N] [--warmup N]\n",
+               "[--copies N] [--trials N] [--warmup N] [--register]\n",
                why);
   return kExitUsage;
 }
@@ -153,6 +193,10 @@ int main(int argc, char** argv) {
   Options options;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
+    if (flag == "--register") {
+      options.register_host = true;
+      continue;
+    }
     if (i + 1 >= argc) return usage(("missing value after " + flag).c_str());
     long long value = 0;
     if (!parse_int(argv[++i], flag == "--device" || flag == "--warmup" ? 0 : 1, value)) {
@@ -199,6 +243,7 @@ int main(int argc, char** argv) {
   std::printf("{\n  \"tool\": \"pcieval-copy-reference\",\n");
   std::printf("  \"device\": %d,\n  \"pci_bus_id\": \"%s\",\n  \"name\": \"%s\",\n", options.device,
               named ? bus_id : "", named ? properties.name : "");
+  std::printf("  \"host_memory\": \"%s\",\n", options.register_host ? "registered" : "host_alloc");
   std::printf("  \"size_bytes\": %zu,\n  \"copies_per_trial\": %d,\n", options.size_bytes, options.copies);
   print_trials("h2d_trials_gbps", h2d);
   print_trials("d2h_trials_gbps", d2h);
