@@ -1,6 +1,7 @@
 #include "bench/gpu_preconditions.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <string_view>
 
 namespace pcieval {
@@ -31,6 +32,24 @@ std::optional<std::string> remote_numa_skip_reason(std::size_t machine_nodes,
            "remote";
   }
   return std::nullopt;
+}
+
+std::optional<std::string> mig_skip_reason(bool mig_enabled, const std::string& gpu) {
+  if (!mig_enabled) return std::nullopt;
+  return "MIG mode is on: CUDA sees one MIG slice at this address, whose copy engines are a fraction of the GPU's, "
+         "so its copies would not measure the link; measure with MIG off (nvidia-smi -i " +
+         gpu + " -mig 0, on an idle GPU)";
+}
+
+std::optional<std::string> pcie_traffic_skip_reason(std::uint64_t traffic_kbps) {
+  if (traffic_kbps <= kBusyPcieTrafficKbps) return std::nullopt;
+  char rate[32];
+  std::snprintf(rate, sizeof rate, "%.2f", static_cast<double>(traffic_kbps) / 1e6);
+  return "the GPU moved " + std::string(rate) +
+         " GB/s over PCIe before the probes (NVML TX + RX; an idle GPU moves under 0.01 GB/s, the bound is " +
+         std::to_string(kBusyPcieTrafficKbps / 1000) +
+         " MB/s): another job shares its link, so its copies would prove nothing about it; run on a drained node "
+         "(nvidia-smi lists the GPU's processes)";
 }
 
 }  // namespace pcieval

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -28,6 +29,23 @@ namespace pcieval {
 // (mapped memory) cannot run. Unknown is not on: the probes run and a
 // refusal is then their error.
 [[nodiscard]] std::optional<std::string> confidential_computing_skip_reason(std::optional<bool> confidential_computing);
+
+// MIG mode on a GPU (NVML): CUDA sees one MIG slice at the GPU's address,
+// whose copy engines are a fraction of the GPU's, so copies through it would
+// read as a downgraded link. The reason names the fix for `gpu` (a BDF).
+[[nodiscard]] std::optional<std::string> mig_skip_reason(bool mig_enabled, const std::string& gpu);
+
+// PCIe traffic an idle GPU does not make: at most its driver's chatter (an
+// idle H100 shows about 560 KB/s each way) and far below a copy. Over this,
+// read before the probes, another job shares the GPU's link, whatever its
+// SM utilisation says (a tenant that only copies runs no kernel): 500 MB/s,
+// 2% of a Gen4 x16 link, more than can pass unseen in its copy rate.
+inline constexpr std::uint64_t kBusyPcieTrafficKbps = 500'000;
+
+// The GPU moved `traffic_kbps` (NVML's TX + RX, KB/s over 20 ms, the most of
+// a few reads before the probes): its copies would share the link with
+// another job, so they prove nothing about it.
+[[nodiscard]] std::optional<std::string> pcie_traffic_skip_reason(std::uint64_t traffic_kbps);
 
 // remote_numa_ce needs a second NUMA node and a GPU whose own node is known
 // (on VMs hwloc and sysfs often report none): without its node nothing can be

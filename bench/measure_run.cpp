@@ -1,13 +1,15 @@
 #include "bench/measure_run.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <ostream>
-#include <set>
 #include <string>
 #include <utility>
 
+#include "bench/gpu_preconditions.hpp"
 #include "bench/probe.hpp"
 #include "topology/error_counters.hpp"
 #include "topology/hwloc_locality.hpp"
@@ -15,6 +17,13 @@
 #include "topology/nvml.hpp"
 
 namespace pcieval {
+namespace {
+
+// NVML's PCIe throughput is a 20 ms sample: a job that copies in bursts is
+// read a few times, and the most is kept.
+constexpr int kTrafficReadsBeforeRun = 3;
+
+}  // namespace
 
 void measure_machine(Evidence& evidence, const ProbeOptions& options, const MeasureHooks& hooks) {
   begin_rounds(evidence, options);
@@ -73,16 +82,36 @@ void measure_machine(Evidence& evidence, const ProbeOptions& options, const Meas
     }
   }
 
-  // MIG mode: CUDA would copy through one slice's copy engines at the GPU's
-  // address, a fraction of the link, and the node would look downgraded.
-  std::set<PciAddress> mig_enabled;
+  // GPUs no probe may copy through (gpu_preconditions.hpp): in MIG mode
+  // CUDA would copy through one slice's copy engines, a fraction of the
+  // link; a GPU already moving another job's data over PCIe (which its SM
+  // utilisation does not show) shares the link with the probes.
+  std::map<PciAddress, std::string> unmeasurable_gpus;
   if (nvml_reader != nullptr) {
+    std::map<PciAddress, std::uint64_t> most_traffic_kbps;
+    for (int read = 0; read < kTrafficReadsBeforeRun; ++read) {
+      for (const PciAddress& gpu : gpu_addresses) {
+        auto traffic = nvml_reader->read_pcie_traffic_kbps(gpu);
+        if (!traffic) {
+          if (read == 0) {
+            evidence.notes.push_back("NVML PCIe throughput of " + to_string(gpu) + " not read (" +
+                                     traffic.error().message + "): whether another job copies through it is unknown");
+          }
+          continue;
+        }
+        most_traffic_kbps[gpu] = std::max(most_traffic_kbps[gpu], traffic.value());
+      }
+    }
     for (const PciAddress& gpu : gpu_addresses) {
       if (auto mig = nvml_reader->read_mig_enabled(gpu); !mig) {
         evidence.notes.push_back("MIG mode of " + to_string(gpu) + " not read (" + mig.error().message +
                                  "): if it is on, its copies measure one MIG slice, not the link");
-      } else if (mig.value()) {
-        mig_enabled.insert(gpu);
+      } else if (auto reason = mig_skip_reason(mig.value(), to_string(gpu))) {
+        unmeasurable_gpus.emplace(gpu, *reason);
+        continue;
+      }
+      if (const auto seen = most_traffic_kbps.find(gpu); seen != most_traffic_kbps.end()) {
+        if (auto reason = pcie_traffic_skip_reason(seen->second)) unmeasurable_gpus.emplace(gpu, *reason);
       }
     }
   }
@@ -106,7 +135,7 @@ void measure_machine(Evidence& evidence, const ProbeOptions& options, const Meas
   ProbeContext context{evidence, options.config, topology ? &*topology : nullptr, &load};
   context.stop = hooks.stop;
   context.confidential_computing = confidential_computing;
-  context.mig_enabled = mig_enabled;
+  context.unmeasurable_gpus = unmeasurable_gpus;
   const bool progress = options.progress && hooks.progress != nullptr;
 
   // The sampler restarts each round (its clock with it), so every sample is

@@ -6,9 +6,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -91,9 +91,11 @@ struct ProbeContext {
   // On: the probes that pin or map host memory are skipped with the reason
   // (gpu_preconditions.hpp).
   std::optional<bool> confidential_computing = std::nullopt;
-  // The GPUs NVML says run in MIG mode (measure_run.hpp): CUDA sees one of
-  // their slices at their address, so no probe copies through them.
-  std::set<PciAddress> mig_enabled = {};
+  // GPUs no probe copies through, each with the one-line reason
+  // (gpu_preconditions.hpp: MIG mode, another job's PCIe traffic), found by
+  // the measure run before the probes. Their probes are faults saying so:
+  // inconclusive, never a pass nor a FAIL of the GPU.
+  std::map<PciAddress, std::string> unmeasurable_gpus = {};
 };
 
 // What one run of one probe produced (Probe::run); run_probes turns it into

@@ -251,6 +251,25 @@ Result<bool> NvmlReader::read_confidential_computing() const {
   return state.cc_feature == kNvmlCcSystemFeatureEnabled;
 }
 
+Result<std::uint64_t> NvmlReader::read_pcie_traffic_kbps(const PciAddress& gpu) const {
+  const auto get = state_->api.device_get_pcie_throughput;
+  if (get == nullptr) return make_error("nvmlDeviceGetPcieThroughput: not exported by this driver");
+  auto found = find_gpu(gpu);
+  if (!found) return found.error();
+  // Both directions in one hand-off: each call samples for 20 ms.
+  auto called = state_->guarded(gpu, "nvmlDeviceGetPcieThroughput", [get, device = found.value()] {
+    unsigned int tx = 0;
+    unsigned int rx = 0;
+    NvmlReturn code = get(device, NvmlPcieUtilCounter::kTxBytes, &tx);
+    if (code == kNvmlSuccess) code = get(device, NvmlPcieUtilCounter::kRxBytes, &rx);
+    return std::pair<NvmlReturn, std::uint64_t>{code, std::uint64_t{tx} + std::uint64_t{rx}};
+  });
+  if (!called) return called.error();
+  const auto [code, traffic_kbps] = called.value();
+  if (code != kNvmlSuccess) return make_error("nvmlDeviceGetPcieThroughput: " + nvml_return_text(code));
+  return traffic_kbps;
+}
+
 Result<bool> NvmlReader::read_mig_enabled(const PciAddress& gpu) const {
   const auto get = state_->api.device_get_mig_mode;
   if (get == nullptr) return make_error("nvmlDeviceGetMigMode: not exported by this driver");

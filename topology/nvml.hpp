@@ -79,6 +79,12 @@ class NvmlReader {
   // running someone else's kernels shares its link with them.
   [[nodiscard]] Result<int> read_utilization_gpu_percent(const PciAddress& gpu) const;
 
+  // nvmlDeviceGetPcieThroughput's TX + RX (KB/s over 20 ms each), read
+  // before the probes: a GPU another job copies through moves GB/s while its
+  // SM utilisation reads 0. An error when the driver lacks the call, a
+  // direction's call failed, or it did not return.
+  [[nodiscard]] Result<std::uint64_t> read_pcie_traffic_kbps(const PciAddress& gpu) const;
+
   // Whether MIG mode is on for the GPU at `gpu` (nvmlDeviceGetMigMode's
   // current mode), read before the probes: CUDA then sees a MIG slice at the
   // GPU's address, whose copy engines are a fraction of the GPU's, so its

@@ -76,11 +76,8 @@ std::vector<GpuTarget> resolve(const ProbeContext& context, const std::vector<co
   std::vector<GpuTarget> targets;
   for (const DeviceRecord* gpu : gpus) {
     GpuTarget target{gpu->function.bdf, to_string(gpu->function.bdf), -1, numa_node_of(*gpu)};
-    if (context.mig_enabled.count(target.address) != 0) {
-      add_gpu_fault(output, target,
-                    "MIG mode is on: CUDA sees one MIG slice at this address, whose copy engines are a fraction of "
-                    "the GPU's, so its copies would not measure the link; measure with MIG off (nvidia-smi -i " +
-                        target.name + " -mig 0, on an idle GPU)");
+    if (const auto why = context.unmeasurable_gpus.find(target.address); why != context.unmeasurable_gpus.end()) {
+      add_gpu_fault(output, target, why->second);
       continue;
     }
     auto ordinal = cuda_ordinal_of(target.address);

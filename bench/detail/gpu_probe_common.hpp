@@ -110,7 +110,8 @@ void add_group_failure(ProbeMeasurements& output, const std::vector<GpuTarget>& 
                        const std::string& message);
 [[nodiscard]] std::optional<int> numa_node_of(const DeviceRecord& gpu);
 // The GPUs CUDA can measure, with their ordinals; each other GPU is a fault
-// of `output` saying why (CUDA does not see it, it was retired, MIG mode).
+// of `output` saying why (CUDA does not see it, it was retired, or
+// context.unmeasurable_gpus names it).
 [[nodiscard]] std::vector<GpuTarget> resolve(const ProbeContext& context, const std::vector<const DeviceRecord*>& gpus,
                                              ProbeMeasurements& output);
 [[nodiscard]] Placement local_placement(const ProbeContext& context, const GpuTarget& gpu, ProbeMeasurements& output);

@@ -43,6 +43,28 @@ TEST(ConfidentialComputing, OnSkipsUnknownAndOffDoNot) {
   EXPECT_THAT(*reason, HasSubstr("confidential-computing mode"));
 }
 
+// Issue 26 item 6.
+TEST(MigMode, OnIsASkipNamingTheFixForThatGpuAndOffIsNot) {
+  EXPECT_FALSE(mig_skip_reason(false, "0000:17:00.0").has_value());
+  const auto reason = mig_skip_reason(true, "0000:17:00.0");
+  ASSERT_TRUE(reason.has_value());
+  EXPECT_THAT(*reason, HasSubstr("MIG mode is on"));
+  EXPECT_THAT(*reason, HasSubstr("nvidia-smi -i 0000:17:00.0 -mig 0"));
+}
+
+// Issue 26 item 9: a tenant that only copies runs no kernel (SM utilisation
+// 0 %) but moves GB/s over PCIe; an idle GPU's driver chatter does not count.
+TEST(PcieTrafficBeforeRun, AnotherJobsCopiesMakeTheGpuUnmeasurableAndIdleChatterDoesNot) {
+  EXPECT_FALSE(pcie_traffic_skip_reason(0).has_value());
+  EXPECT_FALSE(pcie_traffic_skip_reason(567 + 559).has_value()) << "an idle H100 at P0";
+  EXPECT_FALSE(pcie_traffic_skip_reason(kBusyPcieTrafficKbps).has_value());
+  EXPECT_TRUE(pcie_traffic_skip_reason(kBusyPcieTrafficKbps + 1).has_value());
+  const auto reason = pcie_traffic_skip_reason(12'500'000 + 310);  // a data loader at 12.5 GB/s H2D
+  ASSERT_TRUE(reason.has_value());
+  EXPECT_THAT(*reason, HasSubstr("moved 12.50 GB/s over PCIe before the probes"));
+  EXPECT_THAT(*reason, HasSubstr("another job shares its link"));
+}
+
 TEST(RemoteNuma, OneNodeMachineHasNoRemoteNode) {
   const std::vector<std::optional<int>> gpus = {0};
   EXPECT_THAT(remote_numa_skip_reason(1, gpus).value_or(""), HasSubstr("one NUMA node"));

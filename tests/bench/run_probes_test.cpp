@@ -5,6 +5,7 @@
 #include <set>
 
 #include "bench/detail/gpu_probe_common.hpp"
+#include "bench/gpu_preconditions.hpp"
 #include "bench/probe.hpp"
 #include "kernels/retired_devices.hpp"
 
@@ -225,16 +226,17 @@ TEST_F(GpuFaultRecording, ADeviceRetiredForAStickyErrorIsNotUsedAgainButDidNotHa
   EXPECT_FALSE(output.gpu_faults[0].retired);
 }
 
-// Issue 26 item 6: a GPU in MIG mode is never copied through (CUDA would
-// measure one slice's copy engines), and says why; the others are resolved.
-TEST_F(GpuFaultRecording, AGpuInMigModeIsAFaultNamingMigAndTheFix) {
+// Issue 26 items 6 and 9: a GPU the measure run found unmeasurable (MIG
+// mode, another job's PCIe traffic) is never copied through, and its probes
+// say why; the others are resolved as usual.
+TEST_F(GpuFaultRecording, AnUnmeasurableGpuIsAFaultWithItsReason) {
   Evidence evidence;
   RunConfig config;
   ProbeContext context{evidence, config};
   DeviceRecord mig;
   mig.function.bdf = parse_pci_address("0000:f7:00.0").value();
   mig.function.kind = DeviceKind::kGpu;
-  context.mig_enabled.insert(mig.function.bdf);
+  context.unmeasurable_gpus.emplace(mig.function.bdf, mig_skip_reason(true, "0000:f7:00.0").value());
   ProbeMeasurements output;
   const auto targets = gpu_probe_common::resolve(context, {&mig}, output);
   EXPECT_TRUE(targets.empty());

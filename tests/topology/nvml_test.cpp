@@ -373,6 +373,24 @@ TEST_F(NvmlTest, ConfidentialComputingStateIsRead) {
   EXPECT_THAT(refused.error().message, HasSubstr("NVML_ERROR_NOT_SUPPORTED"));
 }
 
+// Issue 26 item 9: the traffic read before the probes, both directions.
+TEST_F(NvmlTest, PcieTrafficIsTxPlusRxAndAFailedDirectionIsAnError) {
+  FakeGpu copying = busy_h100();
+  copying.values["tx"] = 310;
+  copying.values["rx"] = 12'500'000;
+  FakeGpu half = busy_h100();
+  half.values["tx"] = 310;
+  half.failures["rx"] = kNvmlErrorUnknown;
+  fake().gpus["00000000:17:00.0"] = copying;
+  fake().gpus["00000000:2A:00.0"] = half;
+  const NvmlLibrary library = open_session();
+  const NvmlReader reader(library);
+  EXPECT_EQ(reader.read_pcie_traffic_kbps(bdf("0000:17:00.0")).value(), 12'500'310U);
+  const auto unknown = reader.read_pcie_traffic_kbps(bdf("0000:2a:00.0"));
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_THAT(unknown.error().message, HasSubstr("nvmlDeviceGetPcieThroughput: NVML_ERROR_UNKNOWN"));
+}
+
 // Issue 26 item 6: a GPU in MIG mode is seen by CUDA as one of its slices.
 TEST_F(NvmlTest, MigModeIsReadPerGpuAndAGpuWithoutMigHasItOff) {
   FakeGpu mig = busy_h100();
