@@ -11,6 +11,7 @@
 
 #include "bench/gpu_preconditions.hpp"
 #include "bench/probe.hpp"
+#include "support/shared_library.hpp"
 #include "topology/error_counters.hpp"
 #include "topology/hwloc_locality.hpp"
 #include "topology/link_sampler.hpp"
@@ -42,7 +43,7 @@ void measure_machine(Evidence& evidence, const ProbeOptions& options, const Meas
   const bool gpus = !gpu_addresses.empty();
   std::optional<NvmlLibrary> nvml;
   if (gpus) {
-    if (auto loaded = NvmlLibrary::load()) {
+    if (auto loaded = NvmlLibrary::load(library_from_environment(kNvmlLibraryEnvironment, kNvmlLibraryName))) {
       nvml.emplace(std::move(loaded).value());
     } else {
       evidence.notes.push_back("NVML unavailable (" + loaded.error().message +

@@ -64,6 +64,8 @@ struct NcclApi {
 };
 
 inline constexpr std::string_view kNcclLibraryName = "libnccl.so.2";
+// Names another library to load instead (support/shared_library.hpp).
+inline constexpr std::string_view kNcclLibraryEnvironment = "PCIEVAL_NCCL_LIBRARY";
 
 // Fills an NcclApi from a symbol lookup (dlsym on the real library; a table in
 // tests). Missing symbols are one error naming every one of them.

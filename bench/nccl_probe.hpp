@@ -24,6 +24,7 @@
 
 #include "bench/nccl_library.hpp"
 #include "bench/probe.hpp"
+#include "support/shared_library.hpp"
 
 namespace pcieval {
 
@@ -33,7 +34,8 @@ struct NcclProbeOptions {
   // pcieval (1 GiB over 8 GPUs through host memory takes well under a
   // second), so only a hung communicator reaches it.
   double timeout_s = 60.0;
-  std::string library_name = std::string(kNcclLibraryName);
+  // libnccl.so.2, or what PCIEVAL_NCCL_LIBRARY names.
+  std::string library_name = library_from_environment(kNcclLibraryEnvironment, kNcclLibraryName);
 };
 
 // Sets, once per process and until it exits, every environment variable the

@@ -169,9 +169,8 @@ struct LoadedDriver {
 
 LoadedDriver load_driver() {
   LoadedDriver loaded;
-  const char* chosen = std::getenv(std::string(kCudaLibraryEnvironment).c_str());
-  const bool from_environment = chosen != nullptr && *chosen != '\0';
-  loaded.info.library = from_environment ? std::string(chosen) : std::string(kCudaDriverLibraryName);
+  loaded.info.library = library_from_environment(kCudaLibraryEnvironment, kCudaDriverLibraryName);
+  const bool from_environment = loaded.info.library != kCudaDriverLibraryName;
   auto library = SharedLibrary::open(loaded.info.library);
   if (!library) {
     loaded.error = make_error(from_environment ? std::string(kCudaLibraryEnvironment) + "=" + loaded.info.library +

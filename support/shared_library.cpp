@@ -2,9 +2,15 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <utility>
 
 namespace pcieval {
+
+std::string library_from_environment(std::string_view variable, std::string_view default_name) {
+  const char* chosen = std::getenv(std::string(variable).c_str());
+  return chosen != nullptr && *chosen != '\0' ? std::string(chosen) : std::string(default_name);
+}
 
 Result<SharedLibrary> SharedLibrary::open(const std::string& name) {
   ::dlerror();  // clear a stale error so the one read below is ours

@@ -5,10 +5,17 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "model/result.hpp"
 
 namespace pcieval {
+
+// The library to open: the value of environment variable `variable` when it
+// is set and not empty (PCIEVAL_CUDA_LIBRARY, PCIEVAL_NVML_LIBRARY,
+// PCIEVAL_NCCL_LIBRARY: a driver installed outside the loader's path, or the
+// simulated node's libraries), else `default_name`.
+[[nodiscard]] std::string library_from_environment(std::string_view variable, std::string_view default_name);
 
 // The dlopen handle. Move-only; the destructor dlcloses, unless keep_loaded()
 // was called: a thread left behind inside the library (a call that missed

@@ -112,7 +112,7 @@ Result<NvmlLibrary> NvmlLibrary::load(std::string_view library_name) {
   auto opened = SharedLibrary::open(name);
   if (!opened) {
     const std::string& why = opened.error().message;
-    if (why.find("No such file or directory") != std::string::npos) {
+    if (library_name == kNvmlLibraryName && why.find("No such file or directory") != std::string::npos) {
       return make_error(name + " not found: NVIDIA driver not installed");
     }
     return make_error(name + " could not be loaded: " + why);

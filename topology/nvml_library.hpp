@@ -108,6 +108,8 @@ struct NvmlApi {
 };
 
 inline constexpr std::string_view kNvmlLibraryName = "libnvidia-ml.so.1";
+// Names another library to load instead (support/shared_library.hpp).
+inline constexpr std::string_view kNvmlLibraryEnvironment = "PCIEVAL_NVML_LIBRARY";
 
 // Fills an NvmlApi from a symbol lookup (dlsym on the real library; a table in
 // tests). A missing required symbol is an error naming it; a missing optional

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <utility>
 
 namespace pcieval {
@@ -34,6 +35,19 @@ TEST(SharedLibrary, AMovedFromOrEmptyLibraryOwnsNothing) {
   EXPECT_NE(empty.symbol("malloc"), nullptr);
   EXPECT_EQ(moved.symbol("malloc"), nullptr);  // NOLINT(bugprone-use-after-move): moved-from owns nothing
   empty.keep_loaded();                         // the C library is never closed anyway
+}
+
+// PCIEVAL_CUDA_LIBRARY, PCIEVAL_NVML_LIBRARY and PCIEVAL_NCCL_LIBRARY name
+// another library to load; unset or empty, the usual name.
+TEST(LibraryFromEnvironment, ASetVariableNamesTheLibraryAndAnEmptyOneDoesNot) {
+  constexpr const char* kVariable = "PCIEVAL_TEST_LIBRARY_CHOICE";
+  ::unsetenv(kVariable);
+  EXPECT_EQ(library_from_environment(kVariable, "libnccl.so.2"), "libnccl.so.2");
+  ::setenv(kVariable, "", 1);
+  EXPECT_EQ(library_from_environment(kVariable, "libnccl.so.2"), "libnccl.so.2");
+  ::setenv(kVariable, "/opt/sim/libnccl.so", 1);
+  EXPECT_EQ(library_from_environment(kVariable, "libnccl.so.2"), "/opt/sim/libnccl.so");
+  ::unsetenv(kVariable);
 }
 
 }  // namespace

@@ -76,6 +76,7 @@ void* lookup_all(const char* symbol) {
       {"nvmlDeviceGetPerformanceState", reinterpret_cast<void*>(&fake_api::pstate)},
       {"nvmlDeviceGetName", reinterpret_cast<void*>(&fake_api::name)},
       {"nvmlDeviceGetUtilizationRates", reinterpret_cast<void*>(&fake_api::utilization)},
+      {"nvmlDeviceGetMigMode", reinterpret_cast<void*>(&fake_api::mig_mode)},
       {"nvmlSystemGetConfComputeState", reinterpret_cast<void*>(&fake_api::conf_compute)},
   };
   const auto it = kTable.find(symbol);
@@ -119,10 +120,15 @@ TEST(ResolveNvmlApi, MissingRequiredSymbolIsAnErrorNamingIt) {
 
 // --- loading the real library (absent on a machine without the driver) ---
 
+// A library other than the driver's (PCIEVAL_NVML_LIBRARY) that is absent is
+// named as such: "NVIDIA driver not installed" is said of libnvidia-ml.so.1
+// alone (DefaultLibraryLoadsOrSaysWhy below).
 TEST(NvmlLibraryLoad, AbsentLibraryIsAClearError) {
   const auto library = NvmlLibrary::load("libpcieval-no-such-nvml.so.1");
   ASSERT_FALSE(library.ok());
-  EXPECT_EQ(library.error().message, "libpcieval-no-such-nvml.so.1 not found: NVIDIA driver not installed");
+  EXPECT_EQ(library.error().message,
+            "libpcieval-no-such-nvml.so.1 could not be loaded: libpcieval-no-such-nvml.so.1: cannot open shared "
+            "object file: No such file or directory");
 }
 
 TEST(NvmlLibraryLoad, ALibraryWithoutNvmlSymbolsIsRefused) {
