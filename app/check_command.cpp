@@ -8,6 +8,7 @@
 
 #include "app/commands.hpp"
 #include "app/reference_copy.hpp"
+#include "app/simulate.hpp"
 #include "app/stop_signal.hpp"
 #include "model/results.hpp"
 #include "report/atomic_file.hpp"
@@ -45,7 +46,28 @@ constexpr std::size_t kMaxReferenceBytes = std::size_t{1} << 20;
 
 }  // namespace
 
-int run_check(const CheckOptions& options) {
+int run_check(const CheckOptions& given) {
+  CheckOptions options = given;
+  if (!options.simulate) {
+    if (const char* scenario = std::getenv("PCIEVAL_SIMULATE"); scenario != nullptr && *scenario != '\0') {
+      options.simulate = scenario;
+    }
+  }
+  // First, before any thread starts: the simulator is chosen by setenv.
+  std::unique_ptr<SimulatedNode> simulated;
+  if (options.simulate) {
+    if (options.sources.sysfs_root != "/sys" || options.sources.topology_xml) {
+      print_error("--simulate reads the scenario's machine: it takes no --sysfs-root or --topology-xml");
+      return kExitUsage;
+    }
+    auto prepared = SimulatedNode::prepare(*options.simulate);
+    if (!prepared) {
+      print_error(prepared.error().message);
+      return kExitUsage;
+    }
+    simulated = std::move(prepared).value();
+    options.sources = simulated->sources();
+  }
   // Before anything is measured: an output that cannot be written, or that
   // would replace another output or an input, is found now, not after a soak
   // whose results it would have held.
@@ -91,11 +113,14 @@ int run_check(const CheckOptions& options) {
 
   results.evidence = std::move(evidence).value();
   Evidence& found = results.evidence;
+  if (simulated) simulated->label(found);
   const bool any_gpu = std::any_of(found.devices.begin(), found.devices.end(),
                                    [](const DeviceRecord& d) { return d.function.kind == DeviceKind::kGpu; });
   // Probes measure the machine this runs on, so they never run against a tree
   // read from elsewhere: the numbers would be pinned to the wrong links.
-  const bool this_machine = options.sources.sysfs_root == "/sys" && !options.sources.topology_xml;
+  // A simulated node is the one machine they may run against: its links are
+  // the ones the simulator times the copies by.
+  const bool this_machine = simulated || (options.sources.sysfs_root == "/sys" && !options.sources.topology_xml);
   if (!options.probes.enabled) {
     found.notes.push_back("probes not run (--no-probes): links judged as read");
   } else if (!this_machine) {

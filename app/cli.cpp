@@ -172,6 +172,17 @@ CLI::App* add_check_command(CLI::App& cli, CommandLineOptions& o) {
   full_flag->excludes(no_probes_flag);
   command->add_flag("--list-probes", o.list_probes, "List every probe with what it measures, then exit");
   command
+      ->add_option("--copy-mib", o.copy_mib,
+                   "The size of one copy of the verdict probes, in MiB (1 to 4096; default 256: trials of about "
+                   "5 ms even at Gen5 x16, long against launch and event resolution)")
+      ->type_name("N")
+      ->check(whole_number_between(1, 4096));
+  command
+      ->add_option("--simulate", o.check.simulate,
+                   "Run the whole check, probes included, on the simulated GPU node SCENARIO describes (a JSON "
+                   "file, sim/README.md; also PCIEVAL_SIMULATE): labelled simulated everywhere, never this host")
+      ->type_name("SCENARIO");
+  command
       ->add_option("--reference", o.check.reference_path,
                    "Record pcieval-copy-reference's JSON (FILE) beside this run's h2d_ce/d2h_ce of its GPU, with "
                    "their ratio (make gpu-check)")

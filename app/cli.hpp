@@ -21,6 +21,7 @@ struct CommandLineOptions {
   bool full = false;                // check --full
   bool no_probes = false;           // check --no-probes
   bool list_probes = false;         // check --list-probes
+  std::optional<int> copy_mib;      // check --copy-mib
   bool no_fleet_allreduce = false;  // check --no-fleet-allreduce
   TopoOptions topo;
   ValidateOptions validate;

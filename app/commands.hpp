@@ -56,6 +56,9 @@ struct CheckOptions {
   // --reference FILE: pcieval-copy-reference's JSON, recorded beside this
   // run's h2d_ce/d2h_ce (app/reference_copy.hpp).
   std::optional<std::string> reference_path;
+  // --simulate SCENARIO (or PCIEVAL_SIMULATE): run on a simulated GPU node
+  // (app/simulate.hpp, sim/README.md).
+  std::optional<std::string> simulate;
   // --stop-grace: after the first stop signal (SIGINT, SIGTERM, SIGHUP,
   // SIGUSR1, SIGALRM), further ones within this long are the same request
   // (app/stop_signal.hpp).

@@ -22,6 +22,7 @@ void measure(Evidence& evidence, const ProbeOptions& options, const std::atomic<
   // the whole run, not by the probe that needs them (nccl_probe.hpp).
   ProbeOptions resolved = options;
   resolved.config.cuda_launch_blocking = launch_blocking_requested(std::getenv("CUDA_LAUNCH_BLOCKING"));
+  resolved.config.simulated_node = evidence.host.simulated;
   prepare_nccl_environment(gpus_of(evidence).size() >= 2);
 
   MeasureHooks hooks;

@@ -42,6 +42,9 @@ class HostCeilingProbe final : public Probe {
   }
 
   [[nodiscard]] std::optional<std::string> skip_reason(const ProbeContext& context) const override {
+    if (context.config.simulated_node) {
+      return "simulated node: it would measure this host's memory, not the scenario's machine";
+    }
     if (context.topology == nullptr) return "the hwloc topology of this machine could not be loaded";
     if (numa_nodes(*context.topology).empty()) return "hwloc lists no NUMA node";
     return std::nullopt;

@@ -42,6 +42,10 @@ struct RunConfig {
   // CUDA_LAUNCH_BLOCKING=1 was set in the environment (read once in app/):
   // the latched probes are skipped with the reason (gpu_preconditions.hpp).
   bool cuda_launch_blocking = false;
+  // The GPUs are the simulator's (check --simulate, app/simulate.hpp): the
+  // probes that would measure this host itself (host_ceiling) are skipped,
+  // so no real number sits among the model's.
+  bool simulated_node = false;
 };
 
 // Set while copies are in flight, so link samples taken meanwhile are marked

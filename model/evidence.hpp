@@ -23,6 +23,10 @@ struct HostInfo {
   // virtual machine, whose PCIe ports may be emulated or absent. nullopt
   // when it was not read (captured text, older documents).
   std::optional<bool> hypervisor;
+  // Schema 1.6. The evidence came from `check --simulate`: every GPU, link
+  // reading and measured number is the simulator's model of the scenario's
+  // machine, never this host's. False in every other document.
+  bool simulated = false;
 };
 
 // What hwloc says about one device: its NUMA node, the CPUs near it and the

@@ -582,6 +582,9 @@ Results read_document(DocumentReader& in, const Node& root) {
   const Node host = in.member(root, "host");
   evidence.host.hostname = in.text(in.member(host, "hostname"));
   evidence.host.kernel = in.text(in.member(host, "kernel"));
+  if (const auto simulated = in.member_if_present(host, "simulated")) {
+    evidence.host.simulated = in.boolean_or_null(*simulated).value_or(false);
+  }
   if (const auto hypervisor = in.member_if_present(host, "hypervisor")) {
     evidence.host.hypervisor = in.boolean_or_null(*hypervisor);
   }

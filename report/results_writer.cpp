@@ -359,6 +359,8 @@ Json host_json(const HostInfo& host) {
   out["hostname"] = host.hostname;
   out["kernel"] = host.kernel;
   if (host.hypervisor) out["hypervisor"] = *host.hypervisor;
+  // Written only when true: every real node's document stays as it was.
+  if (host.simulated) out["simulated"] = true;
   return out;
 }
 

@@ -437,8 +437,11 @@ std::vector<Verdict> judge_links(const Evidence& evidence, const LinkRuleOptions
 }
 
 std::string summarize(const std::vector<Verdict>& verdicts, const Evidence& evidence) {
+  // A simulated node's line says so where a drain reason or a log shows it:
+  // its numbers are a model's, never this host's.
+  const std::string simulated = evidence.host.simulated ? " (simulated node)" : "";
   if (verdicts.empty()) {
-    return "pcieval inconclusive: nothing was judged (" + std::to_string(evidence.devices.size()) +
+    return "pcieval inconclusive" + simulated + ": nothing was judged (" + std::to_string(evidence.devices.size()) +
            " devices, none with a link or a measurement to judge)";
   }
   const Overall overall = overall_of(verdicts);
@@ -448,7 +451,7 @@ std::string summarize(const std::vector<Verdict>& verdicts, const Evidence& evid
     }
     return nullptr;
   };
-  std::string line = "pcieval " + std::string(to_string(overall)) + ": ";
+  std::string line = "pcieval " + std::string(to_string(overall)) + simulated + ": ";
   if (overall == Overall::kPass) {
     // Say what was judged, each subject once per kind of judgement.
     std::set<std::string> full_path;

@@ -1,0 +1,896 @@
+// libpcieval_sim_cuda.so: the CUDA driver API entry points pcieval loads
+// (kernels/cuda_driver.cpp), implemented over the simulated node (node.hpp).
+// Memory is this process's: device buffers are host allocations whose
+// address is their device address (unified addressing), so copies move real
+// bytes and verification is real. pcieval's kernels run as their C++
+// equivalents, looked up by the name the PTX module declares. Where the real
+// driver returns an error, so does this, and a broken contract (a destroyed
+// stream used, an event read before it was recorded, a copy outside any
+// allocation, a grid the device cannot run) is also said on stderr
+// (contract_violation). Declared here from the driver's C ABI, not from
+// pcieval's own declarations, so the two are not made to agree by sharing.
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "kernels/pattern.hpp"
+#include "sim/node.hpp"
+
+namespace {
+
+using pcieval::sim::Node;
+using pcieval::sim::Worker;
+using Clock = std::chrono::steady_clock;
+
+// CUresult values (cuda.h).
+constexpr int kSuccess = 0;
+constexpr int kInvalidValue = 1;
+constexpr int kOutOfMemory = 2;
+constexpr int kNotInitialized = 3;
+constexpr int kNoDevice = 100;
+constexpr int kInvalidDevice = 101;
+constexpr int kInvalidImage = 200;
+constexpr int kInvalidContext = 201;
+constexpr int kUnsupportedPtxVersion = 222;
+constexpr int kInvalidHandle = 400;
+constexpr int kNotFound = 500;
+constexpr int kNotReady = 600;
+constexpr int kIllegalAddress = 700;
+constexpr int kHostMemoryAlreadyRegistered = 712;
+constexpr int kHostMemoryNotRegistered = 713;
+constexpr int kNotSupported = 801;
+
+// The driver this simulates: R535's CUDA 12.2 and the newest PTX ISA it
+// compiles. PCIEVAL_SIM_DRIVER_VERSION (12020) and PCIEVAL_SIM_DRIVER_PTX
+// (82) change them, to simulate another driver.
+int driver_version() {
+  const char* value = std::getenv("PCIEVAL_SIM_DRIVER_VERSION");
+  return value != nullptr && *value != '\0' ? std::atoi(value) : 12020;
+}
+int driver_ptx() {
+  const char* value = std::getenv("PCIEVAL_SIM_DRIVER_PTX");
+  return value != nullptr && *value != '\0' ? std::atoi(value) : 82;
+}
+
+std::string& node_error() {
+  static std::string* text = new std::string();
+  return *text;
+}
+
+Node* node() { return Node::get().value(); }
+
+// --- contexts
+
+struct Context {
+  int ordinal = 0;
+  std::atomic<int> sticky{kSuccess};  // a sticky error: every later call of the context returns it
+};
+
+std::mutex g_mutex;  // guards the registries below
+std::map<int, Context*> g_contexts;
+thread_local Context* g_current = nullptr;
+
+bool known_context(const Context* context) {
+  const std::lock_guard lock(g_mutex);
+  return std::any_of(g_contexts.begin(), g_contexts.end(),
+                     [context](const auto& entry) { return entry.second == context; });
+}
+
+// --- memory
+
+struct Range {
+  enum class Kind { kDevice, kHostAlloc, kRegistered };
+  std::uintptr_t begin = 0;
+  std::size_t bytes = 0;
+  Kind kind = Kind::kDevice;
+  int ordinal = 0;
+};
+std::map<std::uintptr_t, Range> g_ranges;  // by begin, guarded by g_mutex
+
+const Range* range_holding(std::uintptr_t begin, std::size_t bytes) {
+  auto it = g_ranges.upper_bound(begin);
+  if (it == g_ranges.begin()) return nullptr;
+  --it;
+  const Range& range = it->second;
+  if (begin < range.begin || begin + bytes > range.begin + range.bytes) return nullptr;
+  return &range;
+}
+
+bool overlaps_any(std::uintptr_t begin, std::size_t bytes) {
+  auto it = g_ranges.lower_bound(begin + bytes);
+  if (it == g_ranges.begin()) return false;
+  --it;
+  return it->second.begin + it->second.bytes > begin;
+}
+
+// Whether a kernel of device `ordinal` may touch [pointer, pointer + bytes):
+// its own device memory, or pinned host memory (mapped under unified
+// addressing).
+bool kernel_reaches(int ordinal, std::uintptr_t pointer, std::size_t bytes) {
+  const std::lock_guard lock(g_mutex);
+  const Range* range = range_holding(pointer, bytes);
+  if (range == nullptr) return false;
+  return range->kind != Range::Kind::kDevice || range->ordinal == ordinal;
+}
+
+// Device memory of device `ordinal`, or pinned host memory.
+enum class Side { kDevice, kPinnedHost, kPageableHost, kNone };
+Side side_of(int ordinal, std::uintptr_t pointer, std::size_t bytes) {
+  const std::lock_guard lock(g_mutex);
+  const Range* range = range_holding(pointer, bytes);
+  if (range == nullptr) return Side::kPageableHost;
+  if (range->kind == Range::Kind::kDevice) return range->ordinal == ordinal ? Side::kDevice : Side::kNone;
+  return Side::kPinnedHost;
+}
+
+void* allocate_zeroed(std::size_t bytes) {
+  void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return memory == MAP_FAILED ? nullptr : memory;
+}
+
+// --- streams
+
+struct Stream {
+  Context* context = nullptr;
+  std::mutex mutex;
+  std::condition_variable wake;
+  std::deque<std::function<void()>> ops;
+  bool executing = false;
+  Worker worker;
+
+  void run() {
+    for (;;) {
+      std::function<void()> op;
+      {
+        std::unique_lock lock(mutex);
+        wake.wait(lock, [this] { return !ops.empty(); });
+        op = std::move(ops.front());
+        executing = true;
+      }
+      worker.set_running();
+      // After a sticky error nothing more of the context runs.
+      if (context->sticky.load() == kSuccess) op();
+      {
+        const std::lock_guard lock(mutex);
+        ops.pop_front();
+        executing = false;
+        worker.set_pending(!ops.empty());
+      }
+      worker.set_idle();
+    }
+  }
+
+  void enqueue(std::function<void()> op) {
+    {
+      const std::lock_guard lock(mutex);
+      ops.push_back(std::move(op));
+      worker.set_pending(true);
+    }
+    wake.notify_one();
+  }
+
+  bool idle() {
+    const std::lock_guard lock(mutex);
+    return ops.empty() && !executing;
+  }
+};
+std::set<Stream*> g_streams;  // live streams, guarded by g_mutex
+
+struct Event {
+  Context* context = nullptr;
+  std::atomic<std::uint64_t> recorded{0};
+  std::atomic<std::uint64_t> completed{0};
+  std::atomic<std::int64_t> stamp_ns{0};
+};
+std::set<Event*> g_events;  // live events, guarded by g_mutex
+
+enum class Kernel { kFillPattern, kPoison, kCountMismatches, kSmCopy, kLatch, kFillRank, kCountSumMismatches };
+const std::map<std::string, Kernel>& kernel_names() {
+  static const std::map<std::string, Kernel> names = {{"pcieval_fill_pattern", Kernel::kFillPattern},
+                                                      {"pcieval_poison", Kernel::kPoison},
+                                                      {"pcieval_count_mismatches", Kernel::kCountMismatches},
+                                                      {"pcieval_sm_copy", Kernel::kSmCopy},
+                                                      {"pcieval_latch", Kernel::kLatch},
+                                                      {"pcieval_fill_rank", Kernel::kFillRank},
+                                                      {"pcieval_count_sum_mismatches", Kernel::kCountSumMismatches}};
+  return names;
+}
+
+struct Module {
+  Context* context = nullptr;
+  std::string image;
+};
+struct Function {
+  Module* module = nullptr;
+  Kernel kernel = Kernel::kPoison;
+};
+std::set<Function*> g_functions;  // guarded by g_mutex
+
+int contract(const std::string& what, int code) {
+  pcieval::sim::contract_violation(what);
+  return code;
+}
+
+Stream* live_stream(void* handle) {
+  auto* stream = static_cast<Stream*>(handle);
+  const std::lock_guard lock(g_mutex);
+  return g_streams.count(stream) != 0 ? stream : nullptr;
+}
+
+Event* live_event(void* handle) {
+  auto* event = static_cast<Event*>(handle);
+  const std::lock_guard lock(g_mutex);
+  return g_events.count(event) != 0 ? event : nullptr;
+}
+
+// The checks every stream operation makes: a live stream of the current
+// context. Returns the stream, or null with `code` set.
+Stream* stream_for_call(void* handle, const char* call, int& code) {
+  if (g_current == nullptr) {
+    code = contract(std::string(call) + " with no current context", kInvalidContext);
+    return nullptr;
+  }
+  Stream* stream = live_stream(handle);
+  if (stream == nullptr) {
+    code = contract(std::string(call) + " on a stream that does not exist or was destroyed", kInvalidHandle);
+    return nullptr;
+  }
+  if (stream->context != g_current) {
+    code = contract(std::string(call) + " on a stream of device " + std::to_string(stream->context->ordinal) +
+                        " while device " + std::to_string(g_current->ordinal) + "'s context is current",
+                    kInvalidContext);
+    return nullptr;
+  }
+  code = stream->context->sticky.load();
+  return code == kSuccess ? stream : nullptr;
+}
+
+// Moves `bytes` as a copy of device `ordinal` in `to_device`'s direction on
+// the timeline (stream worker's thread), after the bytes themselves.
+void timed_transfer(Stream& stream, bool to_device, double bytes, double efficiency) {
+  Node* sim = node();
+  auto flow = sim->start_flow(stream.context->ordinal, to_device, bytes, efficiency);
+  sim->wait(stream.worker, [flow] { return flow->done.load(std::memory_order_acquire); });
+}
+
+void corrupt_if_faulty(int ordinal, void* destination, std::size_t bytes) {
+  if (bytes >= 4 && node()->has_fault(ordinal, pcieval::sim::FaultKind::kCorruptCopy)) {
+    static_cast<std::uint32_t*>(destination)[bytes / 8] ^= 0x00010000U;
+  }
+}
+
+int copy(void* destination, const void* source, std::size_t bytes, void* stream_handle, bool to_device,
+         const char* call) {
+  int code = kSuccess;
+  Stream* stream = stream_for_call(stream_handle, call, code);
+  if (stream == nullptr) return code;
+  const int ordinal = stream->context->ordinal;
+  const auto device_side = reinterpret_cast<std::uintptr_t>(to_device ? destination : source);
+  const auto host_side = reinterpret_cast<std::uintptr_t>(to_device ? source : destination);
+  if (side_of(ordinal, device_side, bytes) != Side::kDevice) {
+    return contract(std::string(call) + ": " + std::to_string(bytes) + " bytes at the device address are not device " +
+                        std::to_string(ordinal) + "'s memory",
+                    kInvalidValue);
+  }
+  const double efficiency = node()->devices()[static_cast<std::size_t>(ordinal)].spec.copy_efficiency;
+  if (side_of(ordinal, host_side, bytes) == Side::kPinnedHost) {
+    stream->enqueue([stream, destination, source, bytes, to_device, ordinal, efficiency] {
+      std::memcpy(destination, source, bytes);
+      corrupt_if_faulty(ordinal, destination, bytes);
+      timed_transfer(*stream, to_device, static_cast<double>(bytes), efficiency);
+    });
+    return kSuccess;
+  }
+  // Pageable host memory: the driver stages it through its own pinned
+  // buffers and the call returns when the data has moved; the host times it.
+  while (!stream->idle()) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  const auto started = Clock::now();
+  std::memcpy(destination, source, bytes);
+  corrupt_if_faulty(ordinal, destination, bytes);
+  const double seconds = node()->pageable_seconds(ordinal, to_device, static_cast<double>(bytes));
+  std::this_thread::sleep_until(started +
+                                std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds)));
+  return kSuccess;
+}
+
+// Runs `kernel` on the stream's worker; an address the device cannot reach
+// is CUDA's sticky illegal address on the context.
+void run_kernel(Stream& stream, Kernel kernel, const std::vector<unsigned char>& packed) {
+  const int ordinal = stream.context->ordinal;
+  const auto illegal = [&stream] { stream.context->sticky.store(kIllegalAddress); };
+  auto word_at = [&packed](std::size_t offset, auto sample) {
+    decltype(sample) value{};
+    std::memcpy(&value, packed.data() + offset, sizeof value);
+    return value;
+  };
+  switch (kernel) {
+    case Kernel::kFillPattern:
+    case Kernel::kPoison:
+    case Kernel::kCountMismatches: {
+      const auto data = word_at(0, std::uintptr_t{});
+      const auto vectors = word_at(8, std::size_t{});
+      const std::size_t bytes = vectors * 16;
+      if (!kernel_reaches(ordinal, data, bytes)) return illegal();
+      auto* words = reinterpret_cast<std::uint32_t*>(data);
+      if (kernel == Kernel::kPoison) {
+        std::fill(words, words + vectors * 4, pcieval::kPoisonWord);
+        return;
+      }
+      const auto seed = word_at(16, std::uint32_t{});
+      if (kernel == Kernel::kFillPattern) {
+        for (std::size_t i = 0; i < vectors * 4; ++i) words[i] = pcieval::pattern_word(i, seed);
+        return;
+      }
+      const auto counter = word_at(24, std::uintptr_t{});
+      if (!kernel_reaches(ordinal, counter, 8)) return illegal();
+      std::uint64_t mismatches = 0;
+      for (std::size_t i = 0; i < vectors * 4; ++i) mismatches += words[i] != pcieval::pattern_word(i, seed) ? 1 : 0;
+      *reinterpret_cast<std::uint64_t*>(counter) += mismatches;
+      return;
+    }
+    case Kernel::kSmCopy: {
+      const auto destination = word_at(0, std::uintptr_t{});
+      const auto source = word_at(8, std::uintptr_t{});
+      const std::size_t bytes = word_at(16, std::size_t{}) * 16;
+      if (!kernel_reaches(ordinal, destination, bytes) || !kernel_reaches(ordinal, source, bytes)) return illegal();
+      std::memcpy(reinterpret_cast<void*>(destination), reinterpret_cast<const void*>(source), bytes);
+      corrupt_if_faulty(ordinal, reinterpret_cast<void*>(destination), bytes);
+      const bool from_host = side_of(ordinal, source, bytes) == Side::kPinnedHost;
+      const bool to_host = side_of(ordinal, destination, bytes) == Side::kPinnedHost;
+      if (from_host == to_host) return;  // device to device: no PCIe crossed
+      const double efficiency = node()->devices()[static_cast<std::size_t>(ordinal)].spec.sm_efficiency;
+      timed_transfer(stream, from_host, static_cast<double>(bytes), efficiency);
+      return;
+    }
+    case Kernel::kLatch: {
+      const auto release = word_at(0, std::uintptr_t{});
+      const auto timed_out = word_at(8, std::uintptr_t{});
+      const auto timeout_ns = word_at(16, std::uint64_t{});
+      if (!kernel_reaches(ordinal, release, 4) || !kernel_reaches(ordinal, timed_out, 4)) return illegal();
+      const auto give_up = Clock::now() + std::chrono::nanoseconds(timeout_ns);
+      auto* flag = reinterpret_cast<int*>(release);
+      node()->wait(stream.worker, [flag, give_up] {
+        return std::atomic_ref<int>(*flag).load(std::memory_order_acquire) != 0 || Clock::now() > give_up;
+      });
+      if (std::atomic_ref<int>(*flag).load(std::memory_order_acquire) == 0) {
+        std::atomic_ref<int>(*reinterpret_cast<int*>(timed_out)).store(1, std::memory_order_release);
+      }
+      return;
+    }
+    case Kernel::kFillRank:
+    case Kernel::kCountSumMismatches: {
+      const auto value = [](int rank, std::size_t index) {
+        return static_cast<float>((index + 7U * static_cast<std::size_t>(rank)) % 61U + 1U);
+      };
+      if (kernel == Kernel::kFillRank) {
+        const auto input = word_at(0, std::uintptr_t{});
+        const auto output = word_at(8, std::uintptr_t{});
+        const auto count = word_at(16, std::size_t{});
+        const auto rank = word_at(24, int{});
+        if (!kernel_reaches(ordinal, input, count * 4) || !kernel_reaches(ordinal, output, count * 4)) return illegal();
+        for (std::size_t i = 0; i < count; ++i) {
+          reinterpret_cast<float*>(input)[i] = value(rank, i);
+          std::uint32_t nan = 0x7fc00000U;
+          std::memcpy(reinterpret_cast<float*>(output) + i, &nan, 4);
+        }
+        return;
+      }
+      const auto output = word_at(0, std::uintptr_t{});
+      const auto count = word_at(8, std::size_t{});
+      const auto ranks = word_at(16, int{});
+      const auto counter = word_at(24, std::uintptr_t{});
+      if (!kernel_reaches(ordinal, output, count * 4) || !kernel_reaches(ordinal, counter, 8)) return illegal();
+      std::uint64_t mismatches = 0;
+      for (std::size_t i = 0; i < count; ++i) {
+        float expected = 0;
+        for (int r = 0; r < ranks; ++r) expected += value(r, i);
+        if (!(reinterpret_cast<const float*>(output)[i] == expected)) ++mismatches;
+      }
+      *reinterpret_cast<std::uint64_t*>(counter) += mismatches;
+      return;
+    }
+  }
+}
+
+// The bytes of each kernel's parameters, in order, as kernels.cu declares
+// them (pointers and size_t 8 bytes, seeds and ints 4, packed at their
+// natural alignment).
+std::vector<unsigned char> pack_arguments(Kernel kernel, void** arguments) {
+  std::vector<unsigned char> packed(32, 0);
+  const auto put = [&](std::size_t offset, const void* from, std::size_t size) {
+    std::memcpy(packed.data() + offset, from, size);
+  };
+  switch (kernel) {
+    case Kernel::kFillPattern:
+    case Kernel::kCountMismatches:
+      put(0, arguments[0], 8);
+      put(8, arguments[1], 8);
+      put(16, arguments[2], 4);
+      if (kernel == Kernel::kCountMismatches) put(24, arguments[3], 8);
+      break;
+    case Kernel::kPoison:
+      put(0, arguments[0], 8);
+      put(8, arguments[1], 8);
+      break;
+    case Kernel::kSmCopy:
+    case Kernel::kLatch:
+      put(0, arguments[0], 8);
+      put(8, arguments[1], 8);
+      put(16, arguments[2], 8);
+      break;
+    case Kernel::kFillRank:
+      put(0, arguments[0], 8);
+      put(8, arguments[1], 8);
+      put(16, arguments[2], 8);
+      put(24, arguments[3], 4);
+      break;
+    case Kernel::kCountSumMismatches:
+      put(0, arguments[0], 8);
+      put(8, arguments[1], 8);
+      put(16, arguments[2], 4);
+      put(24, arguments[3], 8);
+      break;
+  }
+  return packed;
+}
+
+bool valid_device(int device) {
+  auto sim = Node::get();
+  return sim && device >= 0 && device < static_cast<int>(sim.value()->devices().size());
+}
+
+}  // namespace
+
+extern "C" {
+
+int cuInit(unsigned int flags) {
+  if (flags != 0) return kInvalidValue;
+  auto sim = Node::get();
+  if (!sim) {
+    node_error() = sim.error().message;
+    return kNoDevice;
+  }
+  return kSuccess;
+}
+
+int cuDriverGetVersion(int* version) {
+  if (version == nullptr) return kInvalidValue;
+  *version = driver_version();
+  return kSuccess;
+}
+
+int cuGetErrorName(int code, const char** name) {
+  static const std::map<int, const char*> names = {
+      {kSuccess, "CUDA_SUCCESS"},
+      {kInvalidValue, "CUDA_ERROR_INVALID_VALUE"},
+      {kOutOfMemory, "CUDA_ERROR_OUT_OF_MEMORY"},
+      {kNotInitialized, "CUDA_ERROR_NOT_INITIALIZED"},
+      {kNoDevice, "CUDA_ERROR_NO_DEVICE"},
+      {kInvalidDevice, "CUDA_ERROR_INVALID_DEVICE"},
+      {kInvalidImage, "CUDA_ERROR_INVALID_IMAGE"},
+      {kInvalidContext, "CUDA_ERROR_INVALID_CONTEXT"},
+      {kUnsupportedPtxVersion, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"},
+      {kInvalidHandle, "CUDA_ERROR_INVALID_HANDLE"},
+      {kNotFound, "CUDA_ERROR_NOT_FOUND"},
+      {kNotReady, "CUDA_ERROR_NOT_READY"},
+      {kIllegalAddress, "CUDA_ERROR_ILLEGAL_ADDRESS"},
+      {kHostMemoryAlreadyRegistered, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED"},
+      {kHostMemoryNotRegistered, "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED"},
+      {kNotSupported, "CUDA_ERROR_NOT_SUPPORTED"}};
+  const auto found = names.find(code);
+  if (name == nullptr || found == names.end()) return kInvalidValue;
+  *name = found->second;
+  return kSuccess;
+}
+
+int cuGetErrorString(int code, const char** text) {
+  static const std::map<int, const char*> texts = {
+      {kSuccess, "no error"},
+      {kInvalidValue, "invalid argument"},
+      {kOutOfMemory, "out of memory"},
+      {kNotInitialized, "initialization error"},
+      {kInvalidDevice, "invalid device ordinal"},
+      {kInvalidImage, "device kernel image is invalid"},
+      {kInvalidContext, "invalid device context"},
+      {kUnsupportedPtxVersion, "the provided PTX was compiled with an unsupported toolchain."},
+      {kInvalidHandle, "invalid resource handle"},
+      {kNotFound, "named symbol not found"},
+      {kNotReady, "device not ready"},
+      {kIllegalAddress, "an illegal memory access was encountered"},
+      {kHostMemoryAlreadyRegistered, "part or all of the requested memory range is already mapped"},
+      {kHostMemoryNotRegistered, "pointer does not correspond to a registered memory region"},
+      {kNotSupported, "operation not supported"}};
+  if (text == nullptr) return kInvalidValue;
+  if (code == kNoDevice) {
+    // The simulator says why it has no device: the scenario's error.
+    static std::string* no_device = new std::string();
+    *no_device = "no CUDA-capable device is detected (simulator: " + node_error() + ")";
+    *text = no_device->c_str();
+    return kSuccess;
+  }
+  const auto found = texts.find(code);
+  if (found == texts.end()) return kInvalidValue;
+  *text = found->second;
+  return kSuccess;
+}
+
+int cuDeviceGetCount(int* count) {
+  if (count == nullptr) return kInvalidValue;
+  auto sim = Node::get();
+  if (!sim) return kNotInitialized;
+  *count = static_cast<int>(sim.value()->devices().size());
+  return kSuccess;
+}
+
+int cuDeviceGet(int* device, int ordinal) {
+  if (device == nullptr) return kInvalidValue;
+  if (!valid_device(ordinal)) return kInvalidDevice;
+  *device = ordinal;
+  return kSuccess;
+}
+
+int cuDeviceGetName(char* name, int length, int device) {
+  if (name == nullptr || length <= 0) return kInvalidValue;
+  if (!valid_device(device)) return kInvalidDevice;
+  std::snprintf(name, static_cast<std::size_t>(length), "%s",
+                node()->devices()[static_cast<std::size_t>(device)].name.c_str());
+  return kSuccess;
+}
+
+int cuDeviceGetAttribute(int* value, int attribute, int device) {
+  if (value == nullptr) return kInvalidValue;
+  if (!valid_device(device)) return kInvalidDevice;
+  switch (attribute) {
+    case 16:  // MULTIPROCESSOR_COUNT: an H100 SXM's
+      *value = 132;
+      return kSuccess;
+    case 39:  // MAX_THREADS_PER_MULTIPROCESSOR
+      *value = 2048;
+      return kSuccess;
+    case 75:  // COMPUTE_CAPABILITY_MAJOR
+      *value = 9;
+      return kSuccess;
+    case 76:  // COMPUTE_CAPABILITY_MINOR
+      *value = 0;
+      return kSuccess;
+    default:
+      return contract("cuDeviceGetAttribute of attribute " + std::to_string(attribute) + ", which the simulator lacks",
+                      kInvalidValue);
+  }
+}
+
+int cuDeviceGetByPCIBusId(int* device, const char* bus_id) {
+  if (device == nullptr || bus_id == nullptr) return kInvalidValue;
+  auto address = pcieval::parse_pci_address(bus_id);
+  auto sim = Node::get();
+  if (!address || !sim) return kInvalidValue;
+  for (const auto& simulated : sim.value()->devices()) {
+    if (simulated.address == address.value()) {
+      *device = simulated.ordinal;
+      return kSuccess;
+    }
+  }
+  return kInvalidDevice;
+}
+
+int cuDeviceGetPCIBusId(char* bus_id, int length, int device) {
+  if (bus_id == nullptr || length <= 0) return kInvalidValue;
+  if (!valid_device(device)) return kInvalidDevice;
+  std::snprintf(bus_id, static_cast<std::size_t>(length), "%s",
+                pcieval::to_string(node()->devices()[static_cast<std::size_t>(device)].address).c_str());
+  return kSuccess;
+}
+
+int cuDevicePrimaryCtxRetain(void** context, int device) {
+  if (context == nullptr) return kInvalidValue;
+  if (!valid_device(device)) return kInvalidDevice;
+  const std::lock_guard lock(g_mutex);
+  Context*& made = g_contexts[device];
+  if (made == nullptr) {
+    made = new Context();
+    made->ordinal = device;
+  }
+  *context = made;
+  return kSuccess;
+}
+
+int cuCtxSetCurrent(void* context) {
+  auto* chosen = static_cast<Context*>(context);
+  if (chosen != nullptr && !known_context(chosen))
+    return contract("cuCtxSetCurrent of an unknown context", kInvalidContext);
+  g_current = chosen;
+  return kSuccess;
+}
+
+int cuStreamCreate(void** handle, unsigned int flags) {
+  if (handle == nullptr || flags > 1) return kInvalidValue;
+  if (g_current == nullptr) return contract("cuStreamCreate with no current context", kInvalidContext);
+  auto* stream = new Stream();  // never freed: its worker and the timeline keep pointers to it
+  stream->context = g_current;
+  node()->add_worker(&stream->worker);
+  std::thread([stream] { stream->run(); }).detach();
+  {
+    const std::lock_guard lock(g_mutex);
+    g_streams.insert(stream);
+  }
+  *handle = stream;
+  return kSuccess;
+}
+
+int cuStreamDestroy_v2(void* handle) {
+  const std::lock_guard lock(g_mutex);
+  if (g_streams.erase(static_cast<Stream*>(handle)) == 0) {
+    return contract("cuStreamDestroy of a stream that does not exist or was destroyed", kInvalidHandle);
+  }
+  return kSuccess;  // queued work still runs, as the driver's does
+}
+
+int cuStreamQuery(void* handle) {
+  Stream* stream = live_stream(handle);
+  if (stream == nullptr)
+    return contract("cuStreamQuery on a stream that does not exist or was destroyed", kInvalidHandle);
+  if (const int sticky = stream->context->sticky.load(); sticky != kSuccess) return sticky;
+  return stream->idle() ? kSuccess : kNotReady;
+}
+
+int cuStreamWaitEvent(void* stream_handle, void* event_handle, unsigned int flags) {
+  if (flags != 0) return kInvalidValue;
+  int code = kSuccess;
+  Stream* stream = stream_for_call(stream_handle, "cuStreamWaitEvent", code);
+  if (stream == nullptr) return code;
+  Event* event = live_event(event_handle);
+  if (event == nullptr)
+    return contract("cuStreamWaitEvent on an event that does not exist or was destroyed", kInvalidHandle);
+  // Waits for the event's latest record, as it stands now (events of any
+  // device); an event never recorded is no wait at all.
+  const std::uint64_t generation = event->recorded.load();
+  if (generation == 0) return kSuccess;
+  stream->enqueue([stream, event, generation] {
+    node()->wait(stream->worker, [event, generation] { return event->completed.load() >= generation; });
+  });
+  return kSuccess;
+}
+
+int cuEventCreate(void** handle, unsigned int flags) {
+  if (handle == nullptr || flags != 0) return kInvalidValue;
+  if (g_current == nullptr) return contract("cuEventCreate with no current context", kInvalidContext);
+  auto* event = new Event();  // never freed: a queued record may still stamp it
+  event->context = g_current;
+  const std::lock_guard lock(g_mutex);
+  g_events.insert(event);
+  *handle = event;
+  return kSuccess;
+}
+
+int cuEventDestroy_v2(void* handle) {
+  const std::lock_guard lock(g_mutex);
+  if (g_events.erase(static_cast<Event*>(handle)) == 0) {
+    return contract("cuEventDestroy of an event that does not exist or was destroyed", kInvalidHandle);
+  }
+  return kSuccess;
+}
+
+int cuEventRecord(void* event_handle, void* stream_handle) {
+  int code = kSuccess;
+  Stream* stream = stream_for_call(stream_handle, "cuEventRecord", code);
+  if (stream == nullptr) return code;
+  Event* event = live_event(event_handle);
+  if (event == nullptr)
+    return contract("cuEventRecord of an event that does not exist or was destroyed", kInvalidHandle);
+  if (event->context != stream->context) {
+    return contract("cuEventRecord of an event of another device's context", kInvalidHandle);
+  }
+  const std::uint64_t generation = event->recorded.fetch_add(1) + 1;
+  stream->enqueue([event, generation] {
+    event->stamp_ns.store(node()->now_ns());
+    event->completed.store(generation);
+  });
+  return kSuccess;
+}
+
+int cuEventQuery(void* handle) {
+  Event* event = live_event(handle);
+  if (event == nullptr)
+    return contract("cuEventQuery of an event that does not exist or was destroyed", kInvalidHandle);
+  if (event->recorded.load() == 0) return contract("cuEventQuery of an event never recorded", kInvalidHandle);
+  if (const int sticky = event->context->sticky.load(); sticky != kSuccess) return sticky;
+  return event->completed.load() >= event->recorded.load() ? kSuccess : kNotReady;
+}
+
+int cuEventElapsedTime(float* milliseconds, void* start_handle, void* end_handle) {
+  if (milliseconds == nullptr) return kInvalidValue;
+  Event* start = live_event(start_handle);
+  Event* end = live_event(end_handle);
+  if (start == nullptr || end == nullptr) {
+    return contract("cuEventElapsedTime of an event that does not exist or was destroyed", kInvalidHandle);
+  }
+  if (start->recorded.load() == 0 || end->recorded.load() == 0) {
+    return contract("cuEventElapsedTime of an event never recorded", kInvalidHandle);
+  }
+  if (start->completed.load() < start->recorded.load() || end->completed.load() < end->recorded.load()) {
+    return kNotReady;
+  }
+  *milliseconds = static_cast<float>(static_cast<double>(end->stamp_ns.load() - start->stamp_ns.load()) / 1e6);
+  return kSuccess;
+}
+
+int cuMemAlloc_v2(std::uint64_t* pointer, std::size_t bytes) {
+  if (pointer == nullptr || bytes == 0) return kInvalidValue;
+  if (g_current == nullptr) return contract("cuMemAlloc with no current context", kInvalidContext);
+  void* memory = allocate_zeroed(bytes);
+  if (memory == nullptr) return kOutOfMemory;
+  const auto begin = reinterpret_cast<std::uintptr_t>(memory);
+  const std::lock_guard lock(g_mutex);
+  g_ranges[begin] = Range{begin, bytes, Range::Kind::kDevice, g_current->ordinal};
+  *pointer = begin;
+  return kSuccess;
+}
+
+int cuMemFree_v2(std::uint64_t pointer) {
+  const std::lock_guard lock(g_mutex);
+  const auto found = g_ranges.find(static_cast<std::uintptr_t>(pointer));
+  if (found == g_ranges.end() || found->second.kind != Range::Kind::kDevice) {
+    return contract("cuMemFree of an address no cuMemAlloc returned, or freed twice", kInvalidValue);
+  }
+  munmap(reinterpret_cast<void*>(found->second.begin), found->second.bytes);
+  g_ranges.erase(found);
+  return kSuccess;
+}
+
+int cuMemHostAlloc(void** pointer, std::size_t bytes, unsigned int /*flags*/) {
+  if (pointer == nullptr || bytes == 0) return kInvalidValue;
+  if (g_current == nullptr) return contract("cuMemHostAlloc with no current context", kInvalidContext);
+  void* memory = allocate_zeroed(bytes);
+  if (memory == nullptr) return kOutOfMemory;
+  const auto begin = reinterpret_cast<std::uintptr_t>(memory);
+  const std::lock_guard lock(g_mutex);
+  g_ranges[begin] = Range{begin, bytes, Range::Kind::kHostAlloc, g_current->ordinal};
+  *pointer = memory;
+  return kSuccess;
+}
+
+int cuMemFreeHost(void* pointer) {
+  const std::lock_guard lock(g_mutex);
+  const auto found = g_ranges.find(reinterpret_cast<std::uintptr_t>(pointer));
+  if (found == g_ranges.end() || found->second.kind != Range::Kind::kHostAlloc) {
+    return contract("cuMemFreeHost of an address no cuMemHostAlloc returned, or freed twice", kInvalidValue);
+  }
+  munmap(pointer, found->second.bytes);
+  g_ranges.erase(found);
+  return kSuccess;
+}
+
+int cuMemHostRegister_v2(void* pointer, std::size_t bytes, unsigned int /*flags*/) {
+  if (pointer == nullptr || bytes == 0) return kInvalidValue;
+  if (g_current == nullptr) return contract("cuMemHostRegister with no current context", kInvalidContext);
+  const auto begin = reinterpret_cast<std::uintptr_t>(pointer);
+  const std::lock_guard lock(g_mutex);
+  if (overlaps_any(begin, bytes)) {
+    return contract("cuMemHostRegister of a range that overlaps registered or CUDA memory",
+                    kHostMemoryAlreadyRegistered);
+  }
+  g_ranges[begin] = Range{begin, bytes, Range::Kind::kRegistered, g_current->ordinal};
+  return kSuccess;
+}
+
+int cuMemHostUnregister(void* pointer) {
+  const std::lock_guard lock(g_mutex);
+  const auto found = g_ranges.find(reinterpret_cast<std::uintptr_t>(pointer));
+  if (found == g_ranges.end() || found->second.kind != Range::Kind::kRegistered) {
+    return contract("cuMemHostUnregister of an address no cuMemHostRegister began", kHostMemoryNotRegistered);
+  }
+  g_ranges.erase(found);
+  return kSuccess;
+}
+
+int cuMemHostGetDevicePointer_v2(std::uint64_t* device_pointer, void* pointer, unsigned int flags) {
+  if (device_pointer == nullptr || flags != 0) return kInvalidValue;
+  const std::lock_guard lock(g_mutex);
+  const Range* range = range_holding(reinterpret_cast<std::uintptr_t>(pointer), 1);
+  if (range == nullptr || range->kind == Range::Kind::kDevice) {
+    return contract("cuMemHostGetDevicePointer of host memory that is not pinned", kInvalidValue);
+  }
+  *device_pointer = reinterpret_cast<std::uintptr_t>(pointer);  // unified addressing: the same address
+  return kSuccess;
+}
+
+int cuMemcpyHtoDAsync_v2(std::uint64_t destination, const void* source, std::size_t bytes, void* stream) {
+  return copy(reinterpret_cast<void*>(destination), source, bytes, stream, true, "cuMemcpyHtoDAsync");
+}
+
+int cuMemcpyDtoHAsync_v2(void* destination, std::uint64_t source, std::size_t bytes, void* stream) {
+  return copy(destination, reinterpret_cast<const void*>(source), bytes, stream, false, "cuMemcpyDtoHAsync");
+}
+
+int cuMemsetD32Async(std::uint64_t destination, unsigned int value, std::size_t count, void* stream_handle) {
+  int code = kSuccess;
+  Stream* stream = stream_for_call(stream_handle, "cuMemsetD32Async", code);
+  if (stream == nullptr) return code;
+  if (side_of(stream->context->ordinal, destination, count * 4) != Side::kDevice) {
+    return contract("cuMemsetD32Async outside the device's memory", kInvalidValue);
+  }
+  stream->enqueue([destination, value, count] {
+    auto* words = reinterpret_cast<std::uint32_t*>(destination);
+    std::fill(words, words + count, value);
+  });
+  return kSuccess;
+}
+
+int cuModuleLoadData(void** handle, const void* image) {
+  if (handle == nullptr || image == nullptr) return kInvalidValue;
+  if (g_current == nullptr) return contract("cuModuleLoadData with no current context", kInvalidContext);
+  const std::string text(static_cast<const char*>(image));
+  const auto at = text.find("\n.version ");
+  if (at == std::string::npos) return kInvalidImage;
+  int major = 0;
+  int minor = 0;
+  if (std::sscanf(text.c_str() + at, "\n.version %d.%d", &major, &minor) != 2) return kInvalidImage;
+  if (major * 10 + minor > driver_ptx()) return kUnsupportedPtxVersion;
+  auto* module = new Module();  // never freed, as pcieval never unloads
+  module->context = g_current;
+  module->image = text;
+  *handle = module;
+  return kSuccess;
+}
+
+int cuModuleGetFunction(void** handle, void* module_handle, const char* name) {
+  if (handle == nullptr || module_handle == nullptr || name == nullptr) return kInvalidValue;
+  auto* module = static_cast<Module*>(module_handle);
+  const auto known = kernel_names().find(name);
+  if (known == kernel_names().end() || module->image.find(".entry " + std::string(name) + "(") == std::string::npos) {
+    return kNotFound;
+  }
+  auto* function = new Function{module, known->second};
+  const std::lock_guard lock(g_mutex);
+  g_functions.insert(function);
+  *handle = function;
+  return kSuccess;
+}
+
+int cuLaunchKernel(void* function_handle, unsigned int grid_x, unsigned int grid_y, unsigned int grid_z,
+                   unsigned int block_x, unsigned int block_y, unsigned int block_z, unsigned int shared_bytes,
+                   void* stream_handle, void** arguments, void** extra) {
+  auto* function = static_cast<Function*>(function_handle);
+  {
+    const std::lock_guard lock(g_mutex);
+    if (g_functions.count(function) == 0) return contract("cuLaunchKernel of an unknown function", kInvalidHandle);
+  }
+  int code = kSuccess;
+  Stream* stream = stream_for_call(stream_handle, "cuLaunchKernel", code);
+  if (stream == nullptr) return code;
+  if (function->module->context != stream->context) {
+    return contract("cuLaunchKernel of a function loaded in another device's context", kInvalidHandle);
+  }
+  const unsigned long long threads = static_cast<unsigned long long>(block_x) * block_y * block_z;
+  if (grid_x == 0 || grid_y == 0 || grid_z == 0 || threads == 0 || threads > 1024 || grid_y > 65535 || grid_z > 65535 ||
+      grid_x > 2147483647U || shared_bytes > 49152) {
+    return contract("cuLaunchKernel with a grid or block the device cannot run", kInvalidValue);
+  }
+  if (arguments == nullptr || extra != nullptr) return kInvalidValue;
+  const Kernel kernel = function->kernel;
+  std::vector<unsigned char> packed = pack_arguments(kernel, arguments);
+  stream->enqueue([stream, kernel, packed = std::move(packed)] { run_kernel(*stream, kernel, packed); });
+  return kSuccess;
+}
+
+int cuOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, void* function, int block_size, std::size_t shared) {
+  if (blocks == nullptr || function == nullptr || block_size <= 0 || shared > 49152) return kInvalidValue;
+  *blocks = std::min(32, 2048 / block_size);
+  return kSuccess;
+}
+
+}  // extern "C"

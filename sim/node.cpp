@@ -1,0 +1,449 @@
+#include "sim/node.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <system_error>
+#include <thread>
+
+#include "model/measurement.hpp"
+#include "validate/budget.hpp"
+
+namespace pcieval::sim {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// A GPU reports its trained link for this long after its last copy, then its
+// idle link: longer than the gaps between pcieval's trials and probes, as a
+// real GPU's power management is.
+constexpr auto kBusyHold = std::chrono::seconds(1);
+// The timeline advances only after every worker has been quiet this long:
+// time for workers the latch just released to take up their copies.
+constexpr auto kSettle = std::chrono::microseconds(200);
+constexpr auto kTimelinePoll = std::chrono::microseconds(50);
+// Pageable copies stage through the driver's own pinned buffers: about half
+// the pinned rate on current GPUs.
+constexpr double kPageableFraction = 0.5;
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::string out = text.str();
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+std::optional<LinkState> read_link(const fs::path& dir, const char* speed_file, const char* width_file) {
+  auto gen = parse_sysfs_link_speed(read_text(dir / speed_file));
+  const std::string width_text = read_text(dir / width_file);
+  if (!gen || width_text.empty()) return std::nullopt;
+  char* end = nullptr;
+  const long width = std::strtol(width_text.c_str(), &end, 10);
+  if (end == width_text.c_str() || *end != '\0' || !is_valid_link_width(static_cast<int>(width))) return std::nullopt;
+  return LinkState{gen.value(), static_cast<int>(width)};
+}
+
+std::string sysfs_speed_text(PcieGen gen) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f GT/s PCIe\n", transfer_rate_gts(gen));
+  return text;
+}
+
+// Bytes per second a copy in one direction gets from `link`'s budget.
+double budget_bytes_per_s(const LinkState& link, bool to_device) {
+  auto budget = link_budget(link);
+  if (!budget) return 0;
+  auto gbps = direction_budget_gbps(budget.value(), to_device ? Direction::kHostToDevice : Direction::kDeviceToHost);
+  return gbps ? gbps.value() * 1e9 : 0;
+}
+
+struct Contracts {
+  std::mutex mutex;
+  std::set<std::string> said;
+  std::atomic<int> count{0};
+};
+
+Contracts& contracts() {
+  static Contracts* instance = new Contracts();  // never destroyed: workers may report at exit
+  return *instance;
+}
+
+}  // namespace
+
+// --- Worker
+
+void Worker::set_waiting(std::function<bool()> ready) {
+  const std::lock_guard lock(mutex_);
+  ready_ = std::move(ready);
+  state_.store(State::kWaiting, std::memory_order_release);
+}
+
+void Worker::set_running() {
+  const std::lock_guard lock(mutex_);
+  state_.store(State::kRunning, std::memory_order_release);
+}
+
+void Worker::set_idle() {
+  const std::lock_guard lock(mutex_);
+  state_.store(State::kIdle, std::memory_order_release);
+}
+
+bool Worker::active() const {
+  const std::lock_guard lock(mutex_);
+  switch (state_.load(std::memory_order_acquire)) {
+    case State::kRunning:
+      return true;
+    case State::kWaiting:
+      return ready_ && ready_();
+    case State::kIdle:
+      return pending_.load(std::memory_order_acquire);
+  }
+  return true;
+}
+
+// --- Node
+
+Result<Node*> Node::get() {
+  static Node* node = nullptr;
+  static std::optional<Error> error;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    auto* made = new Node();  // never destroyed: its threads run until the process exits
+    if (auto loaded = made->load(); !loaded) {
+      error = loaded.error();
+      delete made;
+      return;
+    }
+    node = made;
+    std::thread([node = made] { node->run_timeline(); }).detach();
+  });
+  if (error) return *error;
+  return node;
+}
+
+Status Node::load() {
+  const char* scenario_file = std::getenv("PCIEVAL_SIM_SCENARIO");
+  if (scenario_file == nullptr || *scenario_file == '\0') {
+    return make_error("no scenario: PCIEVAL_SIM_SCENARIO names none (pcieval check --simulate SCENARIO sets it)");
+  }
+  auto scenario = load_scenario(scenario_file);
+  if (!scenario) return scenario.error();
+  scenario_ = std::move(scenario).value();
+  const char* scratch = std::getenv("PCIEVAL_SIM_SYSFS");
+  write_tree_ = scratch != nullptr && *scratch != '\0';
+  sys_root_ = write_tree_ ? fs::path(scratch) : scenario_.machine / "sys";
+  const std::vector<PciAddress> gpus = gpus_of_tree(sys_root_);
+  if (gpus.empty()) return make_error(sys_root_.string() + " holds no NVIDIA GPU");
+  for (const PciAddress& address : gpus) {
+    Device device;
+    device.ordinal = static_cast<int>(devices_.size());
+    device.address = address;
+    if (const auto spec = scenario_.gpus.find(address); spec != scenario_.gpus.end()) device.spec = spec->second;
+    std::error_code code;
+    const fs::path dir = fs::canonical(sys_root_ / "bus" / "pci" / "devices" / to_string(address), code);
+    if (code) return make_error("cannot resolve " + to_string(address) + " in " + sys_root_.string());
+    device.device_id = static_cast<unsigned int>(std::strtoul(read_text(dir / "device").c_str(), nullptr, 16));
+    char fallback_name[64];
+    std::snprintf(fallback_name, sizeof fallback_name, "NVIDIA simulated GPU (10de:%04x)", device.device_id);
+    device.name = device.spec.name.value_or(fallback_name);
+    // The way up: the GPU, then every bridge whose folder name is an address.
+    std::vector<fs::path> chain{dir};
+    for (fs::path up = dir.parent_path(); parse_pci_address(up.filename().string()).ok(); up = up.parent_path()) {
+      chain.push_back(up);
+    }
+    // Physical links alternate with a switch's internal ones: the GPU's own,
+    // then each switch's upstream port's to the port above it.
+    for (std::size_t i = 0; i < chain.size(); i += 2) {
+      Hop hop;
+      hop.downstream = parse_pci_address(chain[i].filename().string()).value();
+      hop.dir = chain[i];
+      if (i + 1 < chain.size()) hop.upstream_dir = chain[i + 1];
+      hop.link =
+          read_link(chain[i], "current_link_speed", "current_link_width")
+              .value_or(
+                  read_link(chain[i], "max_link_speed", "max_link_width").value_or(LinkState{PcieGen::kGen4, 16}));
+      device.hops.push_back(hop);
+    }
+    device.max_link = read_link(dir, "max_link_speed", "max_link_width").value_or(device.hops.front().link);
+    device.system_max_link = device.max_link;
+    if (const auto& port = device.hops.front().upstream_dir) {
+      if (auto port_max = read_link(*port, "max_link_speed", "max_link_width")) {
+        device.system_max_link = lower_of(device.max_link, *port_max);
+      }
+    }
+    devices_.push_back(std::move(device));
+  }
+  dynamic_.resize(devices_.size());
+  const std::lock_guard lock(mutex_);
+  for (const Device& device : devices_) write_link_locked(device.ordinal);
+  return ok_status();
+}
+
+LinkState Node::loaded_link_locked(int ordinal) const {
+  const Dynamic& state = dynamic_[static_cast<std::size_t>(ordinal)];
+  return state.fault_link.value_or(devices_[static_cast<std::size_t>(ordinal)].hops.front().link);
+}
+
+LinkState Node::idle_link_locked(int ordinal) const {
+  const Device& device = devices_[static_cast<std::size_t>(ordinal)];
+  if (device.spec.idle_link) return *device.spec.idle_link;
+  return LinkState{PcieGen::kGen1, loaded_link_locked(ordinal).width};
+}
+
+LinkState Node::current_link(int ordinal) {
+  const std::lock_guard lock(mutex_);
+  const Dynamic& state = dynamic_[static_cast<std::size_t>(ordinal)];
+  if (state.fault_link) return *state.fault_link;
+  if (Clock::now() - state.last_busy < kBusyHold) return loaded_link_locked(ordinal);
+  return idle_link_locked(ordinal);
+}
+
+bool Node::recently_busy(int ordinal) {
+  const std::lock_guard lock(mutex_);
+  return Clock::now() - dynamic_[static_cast<std::size_t>(ordinal)].last_busy < kBusyHold;
+}
+
+bool Node::lost(int ordinal) {
+  const std::lock_guard lock(mutex_);
+  return dynamic_[static_cast<std::size_t>(ordinal)].lost;
+}
+
+bool Node::has_fault(int ordinal, FaultKind kind) const {
+  const auto& faults = devices_[static_cast<std::size_t>(ordinal)].spec.faults;
+  return std::any_of(faults.begin(), faults.end(), [kind](const Fault& f) { return f.kind == kind; });
+}
+
+int Node::busy_percent(int ordinal) const {
+  for (const Fault& fault : devices_[static_cast<std::size_t>(ordinal)].spec.faults) {
+    if (fault.kind == FaultKind::kBusy) return fault.utilization_pct;
+  }
+  return 0;
+}
+
+std::int64_t Node::now_ns() {
+  const std::lock_guard lock(mutex_);
+  return virtual_ns_;
+}
+
+void Node::add_worker(Worker* worker) {
+  const std::lock_guard lock(mutex_);
+  workers_.push_back(worker);
+}
+
+std::shared_ptr<Flow> Node::start_flow(int ordinal, bool to_device, double bytes, double efficiency) {
+  auto flow = std::make_shared<Flow>();
+  flow->ordinal = ordinal;
+  flow->to_device = to_device;
+  flow->efficiency = efficiency;
+  flow->remaining_bytes = bytes;
+  const std::lock_guard lock(mutex_);
+  Dynamic& state = dynamic_[static_cast<std::size_t>(ordinal)];
+  state.last_busy = Clock::now();
+  fire_faults_locked(devices_[static_cast<std::size_t>(ordinal)]);
+  if (state.lost) flow->hangs = true;
+  if (!state.hang_consumed && has_fault(ordinal, FaultKind::kCopyHang)) {
+    state.hang_consumed = true;
+    flow->hangs = true;
+  }
+  write_link_locked(ordinal);
+  if (bytes <= 0 && !flow->hangs) {
+    flow->done.store(true, std::memory_order_release);
+    return flow;
+  }
+  flows_.push_back(flow);
+  return flow;
+}
+
+double Node::lone_copy_gbps(int ordinal, bool to_device, double efficiency) {
+  const std::lock_guard lock(mutex_);
+  Flow lone;
+  lone.ordinal = ordinal;
+  lone.to_device = to_device;
+  lone.efficiency = efficiency;
+  double rate = std::numeric_limits<double>::infinity();
+  const Device& device = devices_[static_cast<std::size_t>(ordinal)];
+  for (std::size_t i = 0; i < device.hops.size(); ++i) {
+    const LinkState link = i == 0 ? loaded_link_locked(ordinal) : device.hops[i].link;
+    rate = std::min(rate, budget_bytes_per_s(link, to_device) * efficiency);
+  }
+  return rate / 1e9;
+}
+
+double Node::pageable_seconds(int ordinal, bool to_device, double bytes) {
+  const double efficiency = devices_[static_cast<std::size_t>(ordinal)].spec.copy_efficiency;
+  {
+    const std::lock_guard lock(mutex_);
+    dynamic_[static_cast<std::size_t>(ordinal)].last_busy = Clock::now();
+    write_link_locked(ordinal);
+  }
+  const double gbps = lone_copy_gbps(ordinal, to_device, efficiency) * kPageableFraction;
+  return gbps > 0 ? bytes / (gbps * 1e9) : 0;
+}
+
+void Node::wait(Worker& worker, const std::function<bool()>& ready) {
+  if (ready()) return;
+  worker.set_waiting(ready);
+  while (!ready()) std::this_thread::sleep_for(kTimelinePoll);
+  worker.set_running();
+}
+
+double Node::rate_locked(const Flow& flow) const {
+  if (flow.hangs) return 0;
+  const Device& device = devices_[static_cast<std::size_t>(flow.ordinal)];
+  double rate = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < device.hops.size(); ++i) {
+    const Hop& hop = device.hops[i];
+    const LinkState link = i == 0 ? loaded_link_locked(flow.ordinal) : hop.link;
+    int sharing = 0;
+    for (const auto& other : flows_) {
+      if (other->hangs || other->to_device != flow.to_device) continue;
+      const auto& hops = devices_[static_cast<std::size_t>(other->ordinal)].hops;
+      if (std::any_of(hops.begin(), hops.end(), [&hop](const Hop& h) { return h.downstream == hop.downstream; })) {
+        ++sharing;
+      }
+    }
+    rate = std::min(rate, budget_bytes_per_s(link, flow.to_device) * flow.efficiency / std::max(sharing, 1));
+  }
+  return rate;
+}
+
+void Node::fire_faults_locked(Device& device) {
+  Dynamic& state = dynamic_[static_cast<std::size_t>(device.ordinal)];
+  for (const Fault& fault : device.spec.faults) {
+    if (state.load_s + 1e-12 < fault.after_load_s) continue;
+    if (fault.kind == FaultKind::kLink && !state.fault_link) {
+      state.fault_link = fault.link;
+      write_link_locked(device.ordinal);
+    } else if (fault.kind == FaultKind::kFellOffBus && !state.lost) {
+      state.lost = true;
+      // A GPU off the bus finishes nothing it had in flight either.
+      for (auto& flow : flows_) {
+        if (flow->ordinal == device.ordinal) flow->hangs = true;
+      }
+    }
+  }
+}
+
+bool Node::advance_locked() {
+  if (flows_.empty()) return false;
+  std::vector<double> rates;
+  rates.reserve(flows_.size());
+  double step_s = std::numeric_limits<double>::infinity();
+  for (const auto& flow : flows_) {
+    rates.push_back(rate_locked(*flow));
+    if (rates.back() > 0) step_s = std::min(step_s, flow->remaining_bytes / rates.back());
+  }
+  // Stop where a fault of a copying GPU fires, so the rest runs at its link.
+  std::set<int> copying;
+  for (std::size_t i = 0; i < flows_.size(); ++i) {
+    if (rates[i] > 0) copying.insert(flows_[i]->ordinal);
+  }
+  for (int ordinal : copying) {
+    const Dynamic& state = dynamic_[static_cast<std::size_t>(ordinal)];
+    for (const Fault& fault : devices_[static_cast<std::size_t>(ordinal)].spec.faults) {
+      if ((fault.kind == FaultKind::kLink || fault.kind == FaultKind::kFellOffBus) &&
+          fault.after_load_s > state.load_s) {
+        step_s = std::min(step_s, fault.after_load_s - state.load_s);
+      }
+    }
+  }
+  if (!std::isfinite(step_s)) return false;  // every copy hangs
+  virtual_ns_ += static_cast<std::int64_t>(std::llround(step_s * 1e9));
+  for (std::size_t i = 0; i < flows_.size(); ++i) flows_[i]->remaining_bytes -= rates[i] * step_s;
+  const auto now = Clock::now();
+  for (int ordinal : copying) {
+    Dynamic& state = dynamic_[static_cast<std::size_t>(ordinal)];
+    state.load_s += step_s;
+    state.last_busy = now;
+    fire_faults_locked(devices_[static_cast<std::size_t>(ordinal)]);
+  }
+  std::vector<std::shared_ptr<Flow>> running;
+  for (std::size_t i = 0; i < flows_.size(); ++i) {
+    // Half a byte: what floating point leaves of a finished copy.
+    if (!flows_[i]->hangs && flows_[i]->remaining_bytes <= 0.5) {
+      flows_[i]->done.store(true, std::memory_order_release);
+    } else {
+      running.push_back(flows_[i]);
+    }
+  }
+  flows_ = std::move(running);
+  return true;
+}
+
+void Node::run_timeline() {
+  auto quiet_since = Clock::now();
+  bool quiet = false;
+  auto last_tree_check = Clock::now();
+  auto last_tick = Clock::now();
+  for (;;) {
+    std::this_thread::sleep_for(kTimelinePoll);
+    const std::lock_guard lock(mutex_);
+    const auto now = Clock::now();
+    const auto since_tick = now - last_tick;
+    last_tick = now;
+    if (now - last_tree_check > std::chrono::milliseconds(5)) {
+      last_tree_check = now;
+      for (const Device& device : devices_) write_link_locked(device.ordinal);
+    }
+    const bool any_active =
+        std::any_of(workers_.begin(), workers_.end(), [](const Worker* worker) { return worker->active(); });
+    if (flows_.empty() && !any_active) {
+      // Nothing is copying and every stream waits on the host (a latch, an
+      // empty queue): the GPUs' clock runs as the host's does.
+      virtual_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(since_tick).count();
+    }
+    if (flows_.empty() || any_active) {
+      quiet = false;
+      continue;
+    }
+    if (!quiet) {
+      quiet = true;
+      quiet_since = now;
+      continue;
+    }
+    if (now - quiet_since < kSettle) continue;
+    static_cast<void>(advance_locked());
+    quiet = false;
+  }
+}
+
+void Node::write_link_locked(int ordinal) {
+  if (!write_tree_) return;
+  Dynamic& state = dynamic_[static_cast<std::size_t>(ordinal)];
+  LinkState link = idle_link_locked(ordinal);
+  if (state.fault_link) {
+    link = *state.fault_link;
+  } else if (Clock::now() - state.last_busy < kBusyHold) {
+    link = loaded_link_locked(ordinal);
+  }
+  if (state.written == link) return;
+  const Hop& own = devices_[static_cast<std::size_t>(ordinal)].hops.front();
+  // Both ends of the link say the same, as on a real node.
+  std::vector<fs::path> ends{own.dir};
+  if (own.upstream_dir) ends.push_back(*own.upstream_dir);
+  for (const fs::path& dir : ends) {
+    std::ofstream(dir / "current_link_speed", std::ios::trunc) << sysfs_speed_text(link.gen);
+    std::ofstream(dir / "current_link_width", std::ios::trunc) << link.width << "\n";
+  }
+  state.written = link;
+}
+
+void contract_violation(const std::string& what) {
+  Contracts& all = contracts();
+  all.count.fetch_add(1);
+  const std::lock_guard lock(all.mutex);
+  if (all.said.insert(what).second) std::cerr << "pcieval-sim: contract: " << what << "\n";
+}
+
+int contract_violations() { return contracts().count.load(); }
+
+}  // namespace pcieval::sim

@@ -1,0 +1,162 @@
+// The simulated GPU node that the simulator's libcuda and libnvidia-ml share
+// (one instance per process: libpcieval_sim_node.so, which both link): its
+// GPUs, their links and faults, and the timeline on which simulated copies
+// take the time the link model gives.
+//
+// Time. Copies move real bytes (memcpy) but take modelled time: a virtual
+// clock that stands still while any simulated stream does host-side work
+// (the memcpy), advances by as much as the next copy needs to finish at the
+// rates the model gives once every stream waits, and runs as the host's
+// clock while nothing copies and every stream waits on the host (a latch
+// held, an empty queue). Events stamp this clock, so
+// pcieval's event-timed GB/s is the model's, exactly, however fast this
+// machine's memcpy is. Concurrent copies share every hop they cross: each
+// copy runs at the lowest, over its hops, of the hop's budget times the
+// copy's efficiency divided by the copies on that hop in that direction (the
+// two directions of a link share nothing). Pageable copies, which pcieval
+// times with the host's clock, take their modelled time in real time.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/link.hpp"
+#include "model/pci_address.hpp"
+#include "model/result.hpp"
+#include "sim/scenario.hpp"
+
+namespace pcieval::sim {
+
+// One physical link on a GPU's way to its root port, named by its
+// downstream end (the GPU, a switch's upstream port).
+struct Hop {
+  PciAddress downstream;
+  std::filesystem::path dir;                          // the downstream end's sysfs folder
+  std::optional<std::filesystem::path> upstream_dir;  // the port above it
+  LinkState link;                                     // as trained: the tree's current link
+};
+
+struct Device {
+  int ordinal = 0;
+  PciAddress address;
+  std::string name;
+  unsigned int device_id = 0;
+  GpuSpec spec;
+  std::vector<Hop> hops;      // [0]: the GPU's own link
+  LinkState max_link;         // the GPU's own capability (max_link_*)
+  LinkState system_max_link;  // the lower of the GPU's and its port's capability (NVML's "max")
+};
+
+// A simulated stream's worker, as the timeline sees it: the clock advances
+// only while no worker is running or about to run.
+class Worker {
+ public:
+  enum class State : int { kIdle, kRunning, kWaiting };
+  // What it waits for; called by the timeline's thread too, so it reads
+  // atomics only.
+  void set_waiting(std::function<bool()> ready);
+  void set_running();
+  void set_idle();
+  void set_pending(bool pending) { pending_.store(pending, std::memory_order_release); }
+  // Running, waiting for something already there, or idle with work queued.
+  [[nodiscard]] bool active() const;
+
+ private:
+  mutable std::mutex mutex_;  // orders ready_ with state_ for the timeline's reads
+  std::atomic<State> state_{State::kIdle};
+  std::atomic<bool> pending_{false};
+  std::function<bool()> ready_;  // set before state_ turns kWaiting
+};
+
+// One copy in flight on the timeline.
+struct Flow {
+  int ordinal = 0;
+  bool to_device = true;
+  double efficiency = 1.0;
+  double remaining_bytes = 0;
+  bool hangs = false;  // never finishes (copy_hang, fell_off_bus)
+  std::atomic<bool> done{false};
+};
+
+class Node {
+ public:
+  // The process's node: the scenario PCIEVAL_SIM_SCENARIO names, its machine
+  // tree read from PCIEVAL_SIM_SYSFS (a scratch copy the node keeps current:
+  // `check --simulate` makes it) or, unset, from the scenario's machine,
+  // read-only. Loaded once; an error is kept and returned to every caller.
+  [[nodiscard]] static Result<Node*> get();
+
+  [[nodiscard]] const std::vector<Device>& devices() const { return devices_; }
+  [[nodiscard]] const Scenario& scenario() const { return scenario_; }
+
+  // What NVML and sysfs report now: the fault's link once it fired, the
+  // trained link while the GPU was busy within the last second, its idle
+  // link otherwise.
+  [[nodiscard]] LinkState current_link(int ordinal);
+  [[nodiscard]] bool lost(int ordinal);
+  [[nodiscard]] bool has_fault(int ordinal, FaultKind kind) const;
+  [[nodiscard]] int busy_percent(int ordinal) const;
+  // Whether a copy ran on the GPU within the last second (NVML's P-state).
+  [[nodiscard]] bool recently_busy(int ordinal);
+
+  // The virtual clock, in nanoseconds.
+  [[nodiscard]] std::int64_t now_ns();
+  // Adds a copy of `bytes` to the timeline and returns it; the caller waits
+  // for its `done` (wait()). The first copy of a copy_hang GPU, and every
+  // copy of a GPU that fell off the bus, never finishes.
+  [[nodiscard]] std::shared_ptr<Flow> start_flow(int ordinal, bool to_device, double bytes, double efficiency);
+  // The real seconds a pageable copy of `bytes` takes (timed by the host).
+  [[nodiscard]] double pageable_seconds(int ordinal, bool to_device, double bytes);
+  // Blocks the calling worker until `ready()`, letting the clock advance.
+  void wait(Worker& worker, const std::function<bool()>& ready);
+  void add_worker(Worker* worker);
+
+  // The GB/s a lone copy gets on `ordinal`'s path now (for tests and docs).
+  [[nodiscard]] double lone_copy_gbps(int ordinal, bool to_device, double efficiency);
+
+ private:
+  Node() = default;
+  Status load();
+  void run_timeline();
+  bool advance_locked();
+  double rate_locked(const Flow& flow) const;
+  void fire_faults_locked(Device& device);
+  void write_link_locked(int ordinal);
+  LinkState loaded_link_locked(int ordinal) const;
+  LinkState idle_link_locked(int ordinal) const;
+
+  Scenario scenario_;
+  std::filesystem::path sys_root_;
+  bool write_tree_ = false;
+  std::vector<Device> devices_;
+
+  std::mutex mutex_;
+  std::int64_t virtual_ns_ = 0;  // guarded by mutex_
+  std::vector<std::shared_ptr<Flow>> flows_;
+  std::vector<Worker*> workers_;
+  struct Dynamic {
+    double load_s = 0;                    // virtual seconds of copies
+    std::optional<LinkState> fault_link;  // a link fault that fired
+    bool lost = false;                    // fell off the bus
+    bool hang_consumed = false;           // copy_hang's one copy was started
+    std::chrono::steady_clock::time_point last_busy{};
+    std::optional<LinkState> written;  // what the tree says now
+  };
+  std::vector<Dynamic> dynamic_;
+};
+
+// A contract the real driver enforces was broken: says so on stderr, once
+// per distinct message, and is counted (tests read the count).
+void contract_violation(const std::string& what);
+[[nodiscard]] int contract_violations();
+
+}  // namespace pcieval::sim
