@@ -322,7 +322,7 @@ class PageableProbe final : public GpuProbe {
           if (auto bound = bind_thread_to_node(*topology, node); !bound) *bind_error = bound.error().message;
         };
         Result<std::vector<double>> trials = [&] {
-          LoadScope load(context.load);
+          LoadScope load(context.load, {gpu.address});
           return run_trials(plan, [&] { return stream.value().run_trial(bind_copy_thread); });
         }();
         if (!stream.value().abandoned() && !bind_error->empty()) {

@@ -129,7 +129,24 @@ void measure_machine(Evidence& evidence, const ProbeOptions& options, const Meas
   sampler_options.ports = path_ports;
   sampler_options.nvml_gpus = gpu_addresses;
   sampler_options.nvml = nvml_reader;
-  sampler_options.under_load = [&load] { return load.active(); };
+  // Which GPUs each sampled port carries: a port is read under load only
+  // while one of them copies.
+  std::map<PciAddress, std::vector<PciAddress>> gpus_below;
+  for (const DeviceRecord& device : evidence.devices) {
+    if (device.function.kind != DeviceKind::kGpu) continue;
+    gpus_below[device.function.bdf].push_back(device.function.bdf);
+    for (const Link& link : device.path) {
+      gpus_below[link.downstream].push_back(device.function.bdf);
+      gpus_below[link.upstream].push_back(device.function.bdf);
+    }
+  }
+  sampler_options.under_load = [&load, gpus_below](const PciAddress& port) {
+    const auto carried = gpus_below.find(port);
+    if (carried == gpus_below.end()) return load.active();
+    return std::any_of(carried->second.begin(), carried->second.end(),
+                       [&load](const PciAddress& gpu) { return load.active_on(gpu); });
+  };
+  evidence.load_per_gpu = true;
   LinkSampler sampler(std::move(sampler_options));
 
   const ProbeRegistry registry = make_probe_registry();

@@ -163,7 +163,7 @@ ProbeMeasurements NcclAllReduceProbe::run(const ProbeContext& context) const {
     }
     const TrialPlan trial_plan{config.warmup_trials, config.trials, size};
     Result<std::vector<double>> algbw = [&] {
-      LoadScope load(context.load);
+      LoadScope load(context.load, addresses);
       return run_trials(trial_plan, [&] { return all_reduce.trial(count); });
     }();
     if (!algbw) {

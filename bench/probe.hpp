@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,33 +49,42 @@ struct RunConfig {
   bool simulated_node = false;
 };
 
-// Set while copies are in flight, so link samples taken meanwhile are marked
-// as under load. Probes raise it around their timed region.
+// Set while copies are in flight, and which GPUs they run on, so a link
+// sample is marked under load only when a copy ran on a GPU below the port
+// read: while one GPU of eight is measured, the other seven idle at Gen1,
+// and their readings then say nothing about load. Probes raise it around
+// their timed region. Thread-safe.
 class LoadSignal {
  public:
-  void raise() { depth_.fetch_add(1, std::memory_order_relaxed); }
-  void lower() { depth_.fetch_sub(1, std::memory_order_relaxed); }
+  void raise(const std::vector<PciAddress>& gpus = {});
+  void lower(const std::vector<PciAddress>& gpus = {});
+  // A copy runs anywhere.
   [[nodiscard]] bool active() const { return depth_.load(std::memory_order_relaxed) > 0; }
+  // A copy runs on `gpu`.
+  [[nodiscard]] bool active_on(const PciAddress& gpu) const;
 
  private:
   std::atomic<int> depth_{0};
+  mutable std::mutex mutex_;
+  std::map<PciAddress, int> per_gpu_;  // guarded by mutex_
 };
 
-// Raises the signal for its lifetime; a null signal (a context without one)
-// makes it a no-op, so probes need not check.
+// Raises the signal for `gpus` for its lifetime; a null signal (a context
+// without one) makes it a no-op, so probes need not check.
 class LoadScope {
  public:
-  explicit LoadScope(LoadSignal* signal) : signal_(signal) {
-    if (signal_ != nullptr) signal_->raise();
+  explicit LoadScope(LoadSignal* signal, std::vector<PciAddress> gpus = {}) : signal_(signal), gpus_(std::move(gpus)) {
+    if (signal_ != nullptr) signal_->raise(gpus_);
   }
   LoadScope(const LoadScope&) = delete;
   LoadScope& operator=(const LoadScope&) = delete;
   ~LoadScope() {
-    if (signal_ != nullptr) signal_->lower();
+    if (signal_ != nullptr) signal_->lower(gpus_);
   }
 
  private:
   LoadSignal* signal_;
+  std::vector<PciAddress> gpus_;
 };
 
 // Everything a probe may look at. Probes only read it; the load signal is the

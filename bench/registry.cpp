@@ -10,6 +10,27 @@
 
 namespace pcieval {
 
+void LoadSignal::raise(const std::vector<PciAddress>& gpus) {
+  {
+    const std::lock_guard lock(mutex_);
+    for (const PciAddress& gpu : gpus) ++per_gpu_[gpu];
+  }
+  depth_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void LoadSignal::lower(const std::vector<PciAddress>& gpus) {
+  depth_.fetch_sub(1, std::memory_order_relaxed);
+  const std::lock_guard lock(mutex_);
+  for (const PciAddress& gpu : gpus) {
+    if (auto it = per_gpu_.find(gpu); it != per_gpu_.end() && --it->second <= 0) per_gpu_.erase(it);
+  }
+}
+
+bool LoadSignal::active_on(const PciAddress& gpu) const {
+  const std::lock_guard lock(mutex_);
+  return per_gpu_.count(gpu) != 0;
+}
+
 std::string_view to_string(ProbeMode mode) { return mode == ProbeMode::kQuick ? "quick" : "full"; }
 
 ProbeRegistry make_probe_registry() {

@@ -405,6 +405,7 @@ FleetNode entry_of(const element& root, std::string source) {
   (void)text_view(member(sources, "sysfs_root"));
   (void)text_or_null(member(sources, "topology"));
   (void)boolean(member(sources, "gpus_under_load"));
+  if (const auto per_gpu = find(sources, "load_per_gpu")) boolean_or_null(*per_gpu);
 
   std::vector<DeviceEntry> devices;
   for (const element value : items(member(root, "devices"))) devices.push_back(device(value, minor));

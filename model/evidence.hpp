@@ -73,6 +73,12 @@ struct Evidence {
   // NVIDIA GPUs lower their link speed on purpose, so an idle reading of a
   // GPU's own link speed proves nothing.
   bool gpus_under_load = false;
+  // Schema 1.6. Each link sample's under_load says a copy ran on a GPU below
+  // that port (not merely on some GPU), so a GPU's readings under load are
+  // its own: the validator may then take its last sustained state under
+  // load (a retrain mid-run), not only the best one. False for documents
+  // before 1.6, whose samples were marked by any copy of the node.
+  bool load_per_gpu = false;
   // Endpoints (not bridges), ordered by address.
   std::vector<DeviceRecord> devices;
   std::vector<std::string> notes;

@@ -592,6 +592,9 @@ Results read_document(DocumentReader& in, const Node& root) {
   evidence.sysfs_root = in.text(in.member(sources, "sysfs_root"));
   evidence.topology = in.text_or_null(in.member(sources, "topology"));
   evidence.gpus_under_load = in.boolean(in.member(sources, "gpus_under_load"));
+  if (const auto per_gpu = in.member_if_present(sources, "load_per_gpu")) {
+    evidence.load_per_gpu = in.boolean_or_null(*per_gpu).value_or(false);
+  }
 
   for (const Node& device : in.items(in.member(root, "devices"))) {
     evidence.devices.push_back(read_device(in, device, minor));

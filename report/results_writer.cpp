@@ -400,6 +400,7 @@ std::string results_to_json(const Results& results) {
   sources["sysfs_root"] = evidence.sysfs_root;
   sources["topology"] = value_or_null(evidence.topology);
   sources["gpus_under_load"] = evidence.gpus_under_load;
+  if (evidence.load_per_gpu) sources["load_per_gpu"] = true;
 
   Json verdicts = Json::array();
   for (const Verdict& verdict : results.verdicts) verdicts.push_back(verdict_json(verdict));

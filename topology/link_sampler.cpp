@@ -157,12 +157,12 @@ std::vector<LinkSample> LinkSampler::sample_once() const {
 void LinkSampler::sample_into(std::vector<LinkSample>& out) const {
   // Each sample is stamped and gated when it is read, not once per round: a
   // copy may start or end between the first port and the last.
-  const auto loaded = [this] { return options_.under_load && options_.under_load(); };
+  const auto loaded = [this](const PciAddress& port) { return options_.under_load && options_.under_load(port); };
   for (const SysfsPort& port : ports_) {
     LinkSample sample;
     sample.port = port.address;
     sample.source = SampleSource::kSysfs;
-    sample.under_load = loaded();
+    sample.under_load = loaded(port.address);
     sample.speed = read_speed(port.speed_path);
     sample.width = read_width(port.width_path);
     sample.t_s = seconds_since(epoch_);
@@ -172,7 +172,7 @@ void LinkSampler::sample_into(std::vector<LinkSample>& out) const {
     LinkSample sample;
     sample.port = gpu.address;
     sample.source = SampleSource::kNvml;
-    sample.under_load = loaded();
+    sample.under_load = loaded(gpu.address);
     if (gpu.device) {
       const NvmlCurrentLink link = options_.nvml->read_current_link(*gpu.device);
       if (link.gen) {

@@ -44,9 +44,10 @@ struct LinkSamplerOptions {
   // Read through NVML's current generation / width when `nvml` is given.
   std::vector<PciAddress> nvml_gpus;
   const NvmlReader* nvml = nullptr;  // not owned; must outlive the sampler
-  // Whether copies are running right now. Called from the sampler thread, so
-  // it must be thread-safe (an atomic flag the engine raises). Empty: never.
-  std::function<bool()> under_load;
+  // Whether a copy runs right now on a GPU at or below the port about to be
+  // read (the GPU itself for its NVML reading). Called from the sampler
+  // thread, so it must be thread-safe. Empty: never.
+  std::function<bool(const PciAddress& port)> under_load;
   std::chrono::milliseconds period{50};
 };
 

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "model/pci_address.hpp"
+#include "model/text.hpp"
 #include "validate/budget.hpp"
 #include "validate/expectation.hpp"
 
@@ -261,7 +262,8 @@ void judge_under_load(const Link& link, const LinkState& device_loaded, const Ev
   if (expectation.basis == ExpectationBasis::kBothEnds) expectation.note.clear();
   expectation.negotiated = device_loaded;
   if (expectation.basis == ExpectationBasis::kVirtualPort) return;  // the port's own state describes nothing
-  const auto port_loaded = best_state_under_load(evidence.link_samples, link.upstream);
+  const auto port_state = state_under_load(evidence.link_samples, link.upstream, evidence.load_per_gpu);
+  const std::optional<LinkState> port_loaded = port_state ? std::optional<LinkState>(port_state->state) : std::nullopt;
   if (!port_loaded || *port_loaded == device_loaded) return;
   const std::string ends = to_string(link.downstream) + " reached " + to_string(device_loaded) + ", " +
                            to_string(link.upstream) + " reached " + to_string(*port_loaded) + " under load";
@@ -298,7 +300,18 @@ Verdict verdict_for(const DeviceRecord& device, const Evidence& evidence, const 
   // A GPU's own link is judged from the state it reached under load when the
   // engine sampled it: that is the reading an idle downshift cannot spoil.
   std::optional<LinkState> loaded_state;
-  if (is_gpu) loaded_state = best_state_under_load(evidence.link_samples, device.path.front().downstream);
+  std::string retrained;  // how a link that fell under load fell, for its finding
+  if (is_gpu) {
+    if (const auto state =
+            state_under_load(evidence.link_samples, device.path.front().downstream, evidence.load_per_gpu)) {
+      loaded_state = state->state;
+      if (state->reached) {
+        retrained = "; it reached " + to_string(*state->reached) + " under load, then read " + to_string(state->state) +
+                    " from t=" + fixed_text(state->since_s, 1) + " s on, through " + fixed_text(state->held_s, 1) +
+                    " s of copies: it retrained while loaded";
+      }
+    }
+  }
   std::string not_judged;
   for (const Link& link : device.path) {
     LinkExpectation expectation = expect_link(link, evidence, options);
@@ -309,7 +322,7 @@ Verdict verdict_for(const DeviceRecord& device, const Evidence& evidence, const 
     if (loaded_state && own_link && readable) {
       judge_under_load(link, *loaded_state, evidence, expectation);
       findings.push_back(judge_link(link, expectation, is_gpu, true));
-      findings.back().text += " (read under load)";
+      findings.back().text += " (read under load)" + retrained;
     } else {
       findings.push_back(judge_link(link, expectation, is_gpu, gpus_under_load));
     }
@@ -383,6 +396,68 @@ Verdict verdict_for(const DeviceRecord& device, const Evidence& evidence, const 
 }
 
 }  // namespace
+
+std::optional<StateUnderLoad> state_under_load(const std::vector<LinkSample>& samples, const PciAddress& port,
+                                               bool load_per_gpu) {
+  const auto best = best_state_under_load(samples, port);
+  if (!best) return std::nullopt;
+  StateUnderLoad out{*best, std::nullopt, 0, 0};
+  if (!load_per_gpu) return out;
+  // The port's readings in time order (samples are kept where something
+  // changed, so a stretch ends where the next reading of the port begins).
+  std::vector<const LinkSample*> readings;
+  for (const LinkSample& sample : samples) {
+    if (sample.port == port) readings.push_back(&sample);
+  }
+  std::stable_sort(readings.begin(), readings.end(),
+                   [](const LinkSample* a, const LinkSample* b) { return a->t_s < b->t_s; });
+  // Where the link ended up: its last state read under load, when that is
+  // below its best and held long enough in all through the end (a ramp from
+  // idle at the start of the last probe is one short reading, and then the
+  // last state is the best again).
+  const auto readable = [](const LinkSample& sample) { return sample.under_load && sample.speed && sample.width; };
+  const auto state_of = [](const LinkSample& sample) { return LinkState{*sample.speed, *sample.width}; };
+  std::size_t last = readings.size();
+  for (std::size_t i = readings.size(); i-- > 0;) {
+    if (readable(*readings[i])) {
+      last = i;
+      break;
+    }
+  }
+  if (last == readings.size()) return out;
+  const LinkState final_state = state_of(*readings[last]);
+  if (final_state.gen >= best->gen && final_state.width >= best->width) return out;
+  double held_s = 0;
+  double since_s = readings[last]->t_s;
+  std::size_t before = readings.size();  // the last loaded reading of another state
+  for (std::size_t i = last + 1; i-- > 0;) {
+    if (!readable(*readings[i])) continue;
+    if (state_of(*readings[i]) != final_state) {
+      before = i;
+      break;
+    }
+    // A reading stands until the port's next one (samples are kept where
+    // something changed).
+    held_s += (i + 1 < readings.size() ? readings[i + 1]->t_s : readings[i]->t_s) - readings[i]->t_s;
+    since_s = readings[i]->t_s;
+  }
+  if (held_s < kSustainedUnderLoadS) return out;
+  StateUnderLoad fell{final_state, std::nullopt, since_s, held_s};
+  // The best state it was read at before: a real reading, higher than where
+  // it ended up.
+  for (std::size_t i = 0; before != readings.size() && i <= before; ++i) {
+    if (!readable(*readings[i])) continue;
+    const LinkState state = state_of(*readings[i]);
+    const bool higher =
+        state.gen > final_state.gen || (state.gen == final_state.gen && state.width > final_state.width);
+    if (!higher) continue;
+    if (!fell.reached || state.gen > fell.reached->gen ||
+        (state.gen == fell.reached->gen && state.width > fell.reached->width)) {
+      fell.reached = state;
+    }
+  }
+  return fell;
+}
 
 std::optional<LinkState> best_state_under_load(const std::vector<LinkSample>& samples, const PciAddress& port) {
   std::optional<LinkState> best;

@@ -63,6 +63,29 @@ struct LinkRuleOptions {
 [[nodiscard]] std::optional<LinkState> best_state_under_load(const std::vector<LinkSample>& samples,
                                                              const PciAddress& port);
 
+// How long, in all, a port must have been read under load at its last state
+// below its best, through the end of its readings, for that state to count as
+// where the link ended up (a retrain mid-run), not a reading taken while it
+// ramped up from idle, which lasts a sampling period or two.
+inline constexpr double kSustainedUnderLoadS = 0.2;
+
+// What a port ran at under load. `state` is what a verdict holds the link
+// to: the best state read under load, unless the samples are per GPU
+// (Evidence::load_per_gpu) and the port's last state read under load is
+// below that best and was held for at least kSustainedUnderLoadS in all
+// through the end: then that last state, with `reached` the best state it
+// was read at before (a real reading; absent when none was higher),
+// `since_s` when the last stretch began and `held_s` how long under load it
+// lasted.
+struct StateUnderLoad {
+  LinkState state;
+  std::optional<LinkState> reached;
+  double since_s = 0;
+  double held_s = 0;
+};
+[[nodiscard]] std::optional<StateUnderLoad> state_under_load(const std::vector<LinkSample>& samples,
+                                                             const PciAddress& port, bool load_per_gpu);
+
 // The devices judge_links judges, so callers can tell "nothing to judge".
 [[nodiscard]] bool is_judged(const DeviceRecord& device, const Evidence& evidence);
 

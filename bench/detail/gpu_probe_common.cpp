@@ -135,8 +135,12 @@ Result<StreamRates> time_streams(const ProbeContext& context, std::span<CopyStre
   for (const CopyStream* stream : streams) total_bytes += stream->bytes_per_trial();
   const TrialPlan plan{context.config.warmup_trials, context.config.trials, total_bytes};
   std::vector<TrialTiming> timings;
+  std::vector<PciAddress> loaded;
+  for (const CopyStream* stream : streams) {
+    if (auto address = cuda_pci_address(stream->ordinal())) loaded.push_back(address.value());
+  }
   Result<std::vector<double>> wall_gbps = [&] {
-    LoadScope load(context.load);
+    LoadScope load(context.load, loaded);
     return run_trials(plan, [&]() -> Result<double> {
       auto timing = run_latched_trial(streams, latch, kOperationTimeoutS);
       if (!timing) return timing.error();

@@ -46,7 +46,7 @@ class LinkSamplerTest : public ::testing::Test {
     LinkSamplerOptions opts;
     opts.sysfs_root = tree.root();
     opts.ports = {bdf(kGpu), bdf(kRootPort)};
-    opts.under_load = [this] { return loaded.load(); };
+    opts.under_load = [this](const PciAddress& /*port*/) { return loaded.load(); };
     return opts;
   }
 
@@ -80,6 +80,24 @@ TEST_F(LinkSamplerTest, SampleOnceSeesIdleThenLoadedLink) {
   EXPECT_TRUE(busy[1].under_load);
   EXPECT_GE(busy[0].t_s, idle[1].t_s);
   EXPECT_GE(busy[1].t_s, busy[0].t_s);
+}
+
+// Issue 27: a port is read under load only while a GPU below it copies; a
+// GPU idling while another is measured reads as idle, not as loaded.
+TEST_F(LinkSamplerTest, UnderLoadIsAskedPerPortRead) {
+  LinkSamplerOptions opts = options();
+  std::vector<PciAddress> asked;
+  const PciAddress busy_port = opts.ports.front();
+  opts.under_load = [&asked, busy_port](const PciAddress& port) {
+    asked.push_back(port);
+    return port == busy_port;
+  };
+  LinkSampler sampler(opts);
+  const auto samples = sampler.sample_once();
+  ASSERT_FALSE(samples.empty());
+  for (const LinkSample& sample : samples)
+    EXPECT_EQ(sample.under_load, sample.port == busy_port) << to_string(sample.port);
+  EXPECT_EQ(asked.size(), samples.size()) << "every reading asks for its own port";
 }
 
 TEST_F(LinkSamplerTest, ReadsOldKernelSpeedStrings) {
@@ -178,7 +196,7 @@ TEST_F(LinkSamplerTest, DestructorStopsARunningSampler) {
   const auto readings = std::make_shared<std::atomic<int>>(0);
   LinkSamplerOptions opts = options();
   opts.period = std::chrono::milliseconds(1);
-  opts.under_load = [readings] {
+  opts.under_load = [readings](const PciAddress& /*port*/) {
     ++*readings;
     return false;
   };
