@@ -5,7 +5,7 @@ BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 ARGS ?=
 
-.PHONY: all deps build binary run test check-fast test-sanitize bench format tidy clean gpu-check deb
+.PHONY: all deps build binary run demo test check-fast test-sanitize bench format tidy clean gpu-check deb
 
 all: build
 
@@ -34,6 +34,14 @@ binary: deps $(BUILD_DIR)/CMakeCache.txt
 # 2 usage, 3 inconclusive). Extra flags: make run ARGS="-o results.json".
 run: binary
 	./$(BUILD_DIR)/pcieval check $(ARGS)
+
+# The failure pcieval exists for, end to end on a simulated HGX A100 node
+# (sim/README.md): one GPU retrains from Gen4 to Gen3 under load, after its
+# h2d_ce passed; check names the hop and the retrain, and its d2h_ce is low.
+# About 30 s; exit 1, as on a real node with that fault.
+demo: binary
+	@./$(BUILD_DIR)/pcieval check --simulate tests/sim/scenarios/seed_retrain_gen3.json --copy-mib 64 $(ARGS); \
+	  rc=$$?; echo "make demo: pcieval exited $$rc (1 is the failing verdict this scenario implies)"; [ $$rc -eq 1 ]
 
 # The Debian packages pcieval_VERSION-1_ARCH.deb and, where MPI was found,
 # pcieval-mpi_VERSION-1_ARCH.deb, in $(BUILD_DIR)/ (docs/install.md). Builds

@@ -71,6 +71,12 @@ step() {  # step NAME STATUS DETAIL
   return 0
 }
 
+# A simulated node is never measured as hardware: its numbers are a model's.
+if [[ -n "${PCIEVAL_SIMULATE:-}" ]]; then
+  echo "gpu-check: PCIEVAL_SIMULATE is set: gpu-check measures a real GPU; unset it (simulated runs: pcieval check --simulate)" >&2
+  exit 2
+fi
+
 # --- Is there a GPU?
 gpu_listed=""
 no_gpu_reason=""

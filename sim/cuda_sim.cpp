@@ -268,7 +268,9 @@ void timed_transfer(Stream& stream, bool to_device, double bytes, double efficie
 }
 
 void corrupt_if_faulty(int ordinal, void* destination, std::size_t bytes) {
-  if (bytes >= 4 && node()->has_fault(ordinal, pcieval::sim::FaultKind::kCorruptCopy)) {
+  // Bulk copies only: a corrupted 8-byte readback would garble the count of
+  // the corruption itself.
+  if (bytes >= 4096 && node()->has_fault(ordinal, pcieval::sim::FaultKind::kCorruptCopy)) {
     static_cast<std::uint32_t*>(destination)[bytes / 8] ^= 0x00010000U;
   }
 }

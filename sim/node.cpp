@@ -392,6 +392,9 @@ void Node::run_timeline() {
     last_tick = now;
     if (now - last_tree_check > std::chrono::milliseconds(5)) {
       last_tree_check = now;
+      // A copy in flight keeps its GPU busy, a hung one too: the GPU has DMA
+      // outstanding, and its link does not go idle under it.
+      for (const auto& flow : flows_) dynamic_[static_cast<std::size_t>(flow->ordinal)].last_busy = now;
       for (const Device& device : devices_) write_link_locked(device.ordinal);
     }
     const bool any_active =

@@ -38,6 +38,12 @@ sed -n '/^| --- | --- | --- |$/{n;p;q}' "$out/summary.md" | grep -q '^| prefligh
   fail "the summary's first step is not the preflight naming the CUDA driver"
 [[ -s "$out/environment/host.txt" ]] || fail "environment/host.txt missing"
 grep -q '^## Why GPU tests skipped' "$out/summary.md" || fail "the skip reasons are not given"
+# A simulated node is refused: gpu-check measures hardware only.
+sim_rc=0
+PCIEVAL_SIMULATE=scenario.json "$source_dir/scripts/gpu-check.sh" -b "$build_dir" >/dev/null 2>"$out.sim" || sim_rc=$?
+((sim_rc == 2)) || fail "with PCIEVAL_SIMULATE set gpu-check exited $sim_rc, want 2"
+grep -q 'PCIEVAL_SIMULATE is set' "$out.sim" || fail "the refusal does not name PCIEVAL_SIMULATE"
+rm -f "$out.sim"
 size=$(du -sb "$out" | cut -f1)
 ((size < 5 * 1024 * 1024)) || fail "output folder is $size bytes, want under 5 MiB"
 echo "ok: no GPU reported in ${elapsed} s, exit 0, output folder $size bytes"
