@@ -86,6 +86,7 @@ FleetNode node_from_results(const Results& results, std::string source) {
   node.overall = results.overall;
   node.exit_code = exit_code_of(results.overall);
   node.reason = results.summary;
+  node.simulated = results.evidence.host.simulated;
   for (const Verdict& verdict : results.verdicts) {
     if (verdict.status == VerdictStatus::kPass) continue;
     node.verdicts.push_back(
@@ -163,6 +164,24 @@ Fleet build_fleet(std::vector<FleetNode> nodes, std::vector<std::string> problem
   fleet.launch = std::move(launch);
   fleet.rule = rule;
   std::stable_sort(nodes.begin(), nodes.end(), [](const FleetNode& a, const FleetNode& b) { return a.host < b.host; });
+  // A simulated node's numbers are a model's: among real nodes they would
+  // move the groups' medians and be judged as outliers or peers. Such
+  // documents are left out, each named; a fleet of simulated nodes alone is
+  // merged as it is (each node's line says "simulated node").
+  const bool any_real = std::any_of(nodes.begin(), nodes.end(),
+                                    [](const FleetNode& node) { return node.has_results && !node.simulated; });
+  if (any_real) {
+    std::vector<FleetNode> real;
+    for (FleetNode& node : nodes) {
+      if (node.simulated) {
+        problems.push_back("simulated node " + node.host + " (" + node.source +
+                           "): a document of check --simulate is not merged with real nodes");
+      } else {
+        real.push_back(std::move(node));
+      }
+    }
+    nodes = std::move(real);
+  }
   fleet.nodes = std::move(nodes);
   fleet.problems = std::move(problems);
   find_outliers(fleet.nodes, rule, fleet.groups, fleet.outliers);

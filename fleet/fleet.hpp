@@ -63,6 +63,9 @@ struct FleetNode {
   std::string reason;  // one line: the document's summary, or why there is none
   std::vector<FleetVerdict> verdicts;
   std::vector<FleetGpuMeasurement> gpus;
+  // The document came from `check --simulate` (host.simulated): its numbers
+  // are a model's and never meet real nodes' (build_fleet).
+  bool simulated = false;
 };
 
 // The outlier rule. For every group of GPUs with the same device id, the same

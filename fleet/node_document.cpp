@@ -400,7 +400,7 @@ FleetNode entry_of(const element& root, std::string source) {
   node.host = std::string(text_view(member(host, "hostname")));
   (void)text_view(member(host, "kernel"));
   if (const auto hypervisor = find(host, "hypervisor")) boolean_or_null(*hypervisor);
-  if (const auto simulated = find(host, "simulated")) boolean_or_null(*simulated);
+  if (const auto simulated = find(host, "simulated")) node.simulated = !is_null(*simulated) && boolean(*simulated);
   const element sources = member(root, "sources");
   (void)text_view(member(sources, "sysfs_root"));
   (void)text_or_null(member(sources, "topology"));

@@ -91,6 +91,28 @@ TEST(Outliers, SlowGpuThatClearsItsOwnFloorIsFlagged) {
   EXPECT_THAT(fleet.summary, HasSubstr("2 outlier GPUs (n3 0000:37:00.0 h2d_ce 21.50 GB/s"));
 }
 
+// Issue 27: a simulated node's numbers never meet real nodes'. Its slow
+// GPU would otherwise be the fleet's outlier.
+TEST(Outliers, ASimulatedNodeIsNotMergedWithRealOnes) {
+  std::vector<double> slow = a100_medians();
+  slow[3] = 21.5;
+  Results simulated = a100_node("sim1", slow);
+  simulated.evidence.host.simulated = true;
+  const Fleet fleet = fleet_of(
+      {a100_node("n1", a100_medians()), a100_node("n2", a100_medians()), simulated, a100_node("n4", a100_medians())});
+  EXPECT_TRUE(fleet.outliers.empty());
+  ASSERT_EQ(fleet.nodes.size(), 3u);
+  for (const FleetNode& node : fleet.nodes) EXPECT_NE(node.host, "sim1");
+  ASSERT_EQ(fleet.problems.size(), 1u);
+  EXPECT_THAT(fleet.problems[0], HasSubstr("simulated node sim1"));
+  // A fleet of simulated nodes alone is merged as it is.
+  Results other = a100_node("sim2", a100_medians());
+  other.evidence.host.simulated = true;
+  const Fleet simulated_only = fleet_of({simulated, other});
+  EXPECT_EQ(simulated_only.nodes.size(), 2u);
+  EXPECT_TRUE(simulated_only.problems.empty());
+}
+
 TEST(Outliers, TightGroupDoesNotFlagNoise) {
   // Identical medians: MAD 0, so the robust cut alone would flag anything
   // below the median; 24.7 GB/s is 4 % low, above 90 % of the median.
