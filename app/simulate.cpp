@@ -18,7 +18,6 @@ namespace fs = std::filesystem;
 
 constexpr const char* kCudaLibrary = "libpcieval_sim_cuda.so";
 constexpr const char* kNvmlLibrary = "libpcieval_sim_nvml.so";
-// Not built yet: NCCL's probes find no library and are skipped, saying so.
 constexpr const char* kNcclLibrary = "libpcieval_sim_nccl.so";
 
 bool has_simulator(const fs::path& dir) {

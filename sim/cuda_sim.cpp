@@ -28,6 +28,7 @@
 #include <thread>
 
 #include "kernels/pattern.hpp"
+#include "sim/cuda_hooks.hpp"
 #include "sim/node.hpp"
 
 namespace {
@@ -161,6 +162,7 @@ struct Stream {
         op = std::move(ops.front());
         executing = true;
       }
+      node()->activity();
       worker.set_running();
       // After a sticky error nothing more of the context runs.
       if (context->sticky.load() == kSuccess) op();
@@ -237,9 +239,11 @@ Event* live_event(void* handle) {
   return g_events.count(event) != 0 ? event : nullptr;
 }
 
-// The checks every stream operation makes: a live stream of the current
-// context. Returns the stream, or null with `code` set.
-Stream* stream_for_call(void* handle, const char* call, int& code) {
+// The checks every stream operation makes: a live stream, and for a kernel
+// launch one of the current context (CUDA's rule: copies, events and waits
+// may go to a stream of another device than the current one; launches may
+// not). Returns the stream, or null with `code` set.
+Stream* stream_for_call(void* handle, const char* call, int& code, bool current_context_only = false) {
   if (g_current == nullptr) {
     code = contract(std::string(call) + " with no current context", kInvalidContext);
     return nullptr;
@@ -249,7 +253,7 @@ Stream* stream_for_call(void* handle, const char* call, int& code) {
     code = contract(std::string(call) + " on a stream that does not exist or was destroyed", kInvalidHandle);
     return nullptr;
   }
-  if (stream->context != g_current) {
+  if (current_context_only && stream->context != g_current) {
     code = contract(std::string(call) + " on a stream of device " + std::to_string(stream->context->ordinal) +
                         " while device " + std::to_string(g_current->ordinal) + "'s context is current",
                     kInvalidContext);
@@ -456,6 +460,24 @@ bool valid_device(int device) {
 }
 
 }  // namespace
+
+namespace pcieval::sim {
+
+int current_device() { return g_current == nullptr ? -1 : g_current->ordinal; }
+
+int stream_device(void* stream) {
+  Stream* live = live_stream(stream);
+  return live == nullptr ? -1 : live->context->ordinal;
+}
+
+bool enqueue_on_stream(void* stream, std::function<void(Worker&)> op) {
+  Stream* live = live_stream(stream);
+  if (live == nullptr) return false;
+  live->enqueue([live, op = std::move(op)] { op(live->worker); });
+  return true;
+}
+
+}  // namespace pcieval::sim
 
 extern "C" {
 
@@ -872,7 +894,7 @@ int cuLaunchKernel(void* function_handle, unsigned int grid_x, unsigned int grid
     if (g_functions.count(function) == 0) return contract("cuLaunchKernel of an unknown function", kInvalidHandle);
   }
   int code = kSuccess;
-  Stream* stream = stream_for_call(stream_handle, "cuLaunchKernel", code);
+  Stream* stream = stream_for_call(stream_handle, "cuLaunchKernel", code, true);
   if (stream == nullptr) return code;
   if (function->module->context != stream->context) {
     return contract("cuLaunchKernel of a function loaded in another device's context", kInvalidHandle);

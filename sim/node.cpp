@@ -231,7 +231,15 @@ int Node::busy_percent(int ordinal) const {
 
 std::int64_t Node::now_ns() {
   const std::lock_guard lock(mutex_);
-  return virtual_ns_;
+  if (!idle_) return virtual_ns_;
+  return virtual_ns_ + std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - idle_since_).count();
+}
+
+void Node::activity() {
+  const std::lock_guard lock(mutex_);
+  if (!idle_) return;
+  virtual_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - idle_since_).count();
+  idle_ = false;
 }
 
 void Node::add_worker(Worker* worker) {
@@ -293,6 +301,7 @@ void Node::wait(Worker& worker, const std::function<bool()>& ready) {
   if (ready()) return;
   worker.set_waiting(ready);
   while (!ready()) std::this_thread::sleep_for(kTimelinePoll);
+  activity();
   worker.set_running();
 }
 
@@ -383,13 +392,10 @@ void Node::run_timeline() {
   auto quiet_since = Clock::now();
   bool quiet = false;
   auto last_tree_check = Clock::now();
-  auto last_tick = Clock::now();
   for (;;) {
     std::this_thread::sleep_for(kTimelinePoll);
     const std::lock_guard lock(mutex_);
     const auto now = Clock::now();
-    const auto since_tick = now - last_tick;
-    last_tick = now;
     if (now - last_tree_check > std::chrono::milliseconds(5)) {
       last_tree_check = now;
       // A copy in flight keeps its GPU busy, a hung one too: the GPU has DMA
@@ -401,8 +407,16 @@ void Node::run_timeline() {
         std::any_of(workers_.begin(), workers_.end(), [](const Worker* worker) { return worker->active(); });
     if (flows_.empty() && !any_active) {
       // Nothing is copying and every stream waits on the host (a latch, an
-      // empty queue): the GPUs' clock runs as the host's does.
-      virtual_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(since_tick).count();
+      // empty queue): the GPUs' clock runs as the host's does from now on.
+      if (!idle_) {
+        idle_ = true;
+        idle_since_ = now;
+      }
+    } else if (idle_) {
+      // Work queued that no worker has taken up yet (activity() folds the
+      // time exactly when one does).
+      virtual_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(now - idle_since_).count();
+      idle_ = false;
     }
     if (flows_.empty() || any_active) {
       quiet = false;

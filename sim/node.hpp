@@ -118,6 +118,9 @@ class Node {
   [[nodiscard]] double pageable_seconds(int ordinal, bool to_device, double bytes);
   // Blocks the calling worker until `ready()`, letting the clock advance.
   void wait(Worker& worker, const std::function<bool()>& ready);
+  // A worker takes up work: the clock stops running as the host's, exactly
+  // now (so an event it stamps next carries no more host time than passed).
+  void activity();
   void add_worker(Worker* worker);
 
   // The GB/s a lone copy gets on `ordinal`'s path now (for tests and docs).
@@ -141,6 +144,10 @@ class Node {
 
   std::mutex mutex_;
   std::int64_t virtual_ns_ = 0;  // guarded by mutex_
+  // Nothing copies and no worker works: the clock runs as the host's since
+  // idle_since_ (folded into virtual_ns_ when that ends).
+  bool idle_ = false;
+  std::chrono::steady_clock::time_point idle_since_{};
   std::vector<std::shared_ptr<Flow>> flows_;
   std::vector<Worker*> workers_;
   struct Dynamic {
