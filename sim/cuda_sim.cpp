@@ -162,7 +162,6 @@ struct Stream {
         op = std::move(ops.front());
         executing = true;
       }
-      node()->activity();
       worker.set_running();
       // After a sticky error nothing more of the context runs.
       if (context->sticky.load() == kSuccess) op();

@@ -81,21 +81,24 @@ Contracts& contracts() {
 
 // --- Worker
 
-void Worker::set_waiting(std::function<bool()> ready) {
-  const std::lock_guard lock(mutex_);
-  ready_ = std::move(ready);
-  state_.store(State::kWaiting, std::memory_order_release);
+void Worker::change(State next, std::function<bool()> ready) {
+  State before = State::kIdle;
+  {
+    const std::lock_guard lock(mutex_);
+    before = state_.load(std::memory_order_acquire);
+    if (next == State::kWaiting) ready_ = std::move(ready);
+    state_.store(next, std::memory_order_release);
+  }
+  // Outside the worker's lock: the timeline takes the node's lock, then the
+  // worker's.
+  if (node_ == nullptr) return;
+  if (before != State::kRunning && next == State::kRunning) node_->running_changed(+1);
+  if (before == State::kRunning && next != State::kRunning) node_->running_changed(-1);
 }
 
-void Worker::set_running() {
-  const std::lock_guard lock(mutex_);
-  state_.store(State::kRunning, std::memory_order_release);
-}
-
-void Worker::set_idle() {
-  const std::lock_guard lock(mutex_);
-  state_.store(State::kIdle, std::memory_order_release);
-}
+void Worker::set_waiting(std::function<bool()> ready) { change(State::kWaiting, std::move(ready)); }
+void Worker::set_running() { change(State::kRunning, {}); }
+void Worker::set_idle() { change(State::kIdle, {}); }
 
 bool Worker::active() const {
   const std::lock_guard lock(mutex_);
@@ -235,14 +238,29 @@ std::int64_t Node::now_ns() {
   return virtual_ns_ + std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - idle_since_).count();
 }
 
-void Node::activity() {
+void Node::running_changed(int delta) {
   const std::lock_guard lock(mutex_);
-  if (!idle_) return;
-  virtual_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - idle_since_).count();
-  idle_ = false;
+  running_workers_ += delta;
+  update_idle_locked(Clock::now());
+}
+
+void Node::update_idle_locked(Clock::time_point now) {
+  // Not idle while a worker runs, or waits for something already there (a
+  // copy that just ended: its end event is stamped before any host time
+  // passes): Worker::active.
+  const bool idle = flows_.empty() && running_workers_ == 0 &&
+                    std::none_of(workers_.begin(), workers_.end(), [](const Worker* w) { return w->active(); });
+  if (idle == idle_) return;
+  if (idle_) {
+    virtual_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(now - idle_since_).count();
+  } else {
+    idle_since_ = now;
+  }
+  idle_ = idle;
 }
 
 void Node::add_worker(Worker* worker) {
+  worker->attach(this);
   const std::lock_guard lock(mutex_);
   workers_.push_back(worker);
 }
@@ -268,6 +286,7 @@ std::shared_ptr<Flow> Node::start_flow(int ordinal, bool to_device, double bytes
     return flow;
   }
   flows_.push_back(flow);
+  update_idle_locked(Clock::now());
   return flow;
 }
 
@@ -301,7 +320,6 @@ void Node::wait(Worker& worker, const std::function<bool()>& ready) {
   if (ready()) return;
   worker.set_waiting(ready);
   while (!ready()) std::this_thread::sleep_for(kTimelinePoll);
-  activity();
   worker.set_running();
 }
 
@@ -385,6 +403,7 @@ bool Node::advance_locked() {
     }
   }
   flows_ = std::move(running);
+  update_idle_locked(Clock::now());
   return true;
 }
 
@@ -403,21 +422,9 @@ void Node::run_timeline() {
       for (const auto& flow : flows_) dynamic_[static_cast<std::size_t>(flow->ordinal)].last_busy = now;
       for (const Device& device : devices_) write_link_locked(device.ordinal);
     }
+    update_idle_locked(now);
     const bool any_active =
         std::any_of(workers_.begin(), workers_.end(), [](const Worker* worker) { return worker->active(); });
-    if (flows_.empty() && !any_active) {
-      // Nothing is copying and every stream waits on the host (a latch, an
-      // empty queue): the GPUs' clock runs as the host's does from now on.
-      if (!idle_) {
-        idle_ = true;
-        idle_since_ = now;
-      }
-    } else if (idle_) {
-      // Work queued that no worker has taken up yet (activity() folds the
-      // time exactly when one does).
-      virtual_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(now - idle_since_).count();
-      idle_ = false;
-    }
     if (flows_.empty() || any_active) {
       quiet = false;
       continue;

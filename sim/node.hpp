@@ -58,9 +58,13 @@ struct Device {
 
 // A simulated stream's worker, as the timeline sees it: the clock advances
 // only while no worker is running or about to run.
+class Node;
+
 class Worker {
  public:
   enum class State : int { kIdle, kRunning, kWaiting };
+  // The node whose clock its state moves (Node::add_worker sets it).
+  void attach(Node* node) { node_ = node; }
   // What it waits for; called by the timeline's thread too, so it reads
   // atomics only.
   void set_waiting(std::function<bool()> ready);
@@ -71,7 +75,11 @@ class Worker {
   [[nodiscard]] bool active() const;
 
  private:
+  // Sets the state and tells the node when running starts or ends.
+  void change(State next, std::function<bool()> ready);
+
   mutable std::mutex mutex_;  // orders ready_ with state_ for the timeline's reads
+  Node* node_ = nullptr;
   std::atomic<State> state_{State::kIdle};
   std::atomic<bool> pending_{false};
   std::function<bool()> ready_;  // set before state_ turns kWaiting
@@ -118,9 +126,11 @@ class Node {
   [[nodiscard]] double pageable_seconds(int ordinal, bool to_device, double bytes);
   // Blocks the calling worker until `ready()`, letting the clock advance.
   void wait(Worker& worker, const std::function<bool()>& ready);
-  // A worker takes up work: the clock stops running as the host's, exactly
-  // now (so an event it stamps next carries no more host time than passed).
-  void activity();
+  // A worker started (+1) or stopped (-1) running host-side work: while any
+  // does, or a copy is in flight, the clock does not run as the host's. The
+  // change takes effect exactly now, so an event stamped next carries the
+  // host time that passed and no more.
+  void running_changed(int delta);
   void add_worker(Worker* worker);
 
   // The GB/s a lone copy gets on `ordinal`'s path now (for tests and docs).
@@ -144,10 +154,14 @@ class Node {
 
   std::mutex mutex_;
   std::int64_t virtual_ns_ = 0;  // guarded by mutex_
-  // Nothing copies and no worker works: the clock runs as the host's since
-  // idle_since_ (folded into virtual_ns_ when that ends).
-  bool idle_ = false;
-  std::chrono::steady_clock::time_point idle_since_{};
+  // Nothing copies and no worker works or is about to: the clock runs as the
+  // host's since idle_since_ (folded into virtual_ns_ when that ends).
+  // Updated when a worker starts or stops running and when copies start or
+  // end; the timeline's poll catches a worker whose wait just ended.
+  int running_workers_ = 0;
+  bool idle_ = true;
+  std::chrono::steady_clock::time_point idle_since_ = std::chrono::steady_clock::now();
+  void update_idle_locked(std::chrono::steady_clock::time_point now);
   std::vector<std::shared_ptr<Flow>> flows_;
   std::vector<Worker*> workers_;
   struct Dynamic {
