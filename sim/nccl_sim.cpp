@@ -16,10 +16,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/cuda_hooks.hpp"
@@ -67,6 +69,20 @@ struct Comm {
 
 std::mutex g_mutex;
 std::map<std::uint64_t, std::shared_ptr<Clique>> g_cliques;  // by the unique id's key
+
+// Calls between ncclGroupStart and ncclGroupEnd are launched together at the
+// end, as NCCL launches a group's kernels: every rank's work reaches its
+// stream at once.
+thread_local int g_group_depth = 0;
+thread_local std::vector<std::pair<void*, std::function<void(Worker&)>>> g_deferred;
+
+bool launch(void* stream, std::function<void(Worker&)> op) {
+  if (g_group_depth > 0) {
+    g_deferred.emplace_back(stream, std::move(op));
+    return true;
+  }
+  return pcieval::sim::enqueue_on_stream(stream, std::move(op));
+}
 std::atomic<std::uint64_t> g_next_id{1};
 
 std::uint64_t key_of(const UniqueId& id) {
@@ -129,8 +145,19 @@ int ncclGetUniqueId(UniqueId* id) {
   return kSuccess;
 }
 
-int ncclGroupStart() { return kSuccess; }
-int ncclGroupEnd() { return kSuccess; }
+int ncclGroupStart() {
+  ++g_group_depth;
+  return kSuccess;
+}
+
+int ncclGroupEnd() {
+  if (g_group_depth == 0) return kInvalidUsage;
+  if (--g_group_depth > 0) return kSuccess;
+  bool launched = true;
+  for (auto& [stream, op] : g_deferred) launched = pcieval::sim::enqueue_on_stream(stream, std::move(op)) && launched;
+  g_deferred.clear();
+  return launched ? kSuccess : kInvalidUsage;
+}
 
 int ncclCommInitRank(void** comm, int ranks, UniqueId id, int rank) {
   if (comm == nullptr || ranks < 1 || rank < 0 || rank >= ranks) return kInvalidArgument;
@@ -174,36 +201,35 @@ int ncclAllReduce(const void* input, void* output, std::size_t count, int type, 
   const int ranks = clique->ranks;
   const int ordinal = comm->ordinal;
   auto* sim = node.value();
-  const bool queued = pcieval::sim::enqueue_on_stream(
-      stream, [sim, clique, call, sequence, ranks, ordinal, count, output](Worker& worker) {
-        call->arrived.fetch_add(1);
-        sim->wait(worker, [call, ranks] { return call->arrived.load() == ranks; });
-        {
-          const std::lock_guard lock(clique->mutex);
-          if (!clique->logged) {
-            clique->logged = true;
-            log_channels(*clique, clique->ordinals);
-          }
-        }
-        auto* sums = static_cast<float*>(output);
-        for (std::size_t i = 0; i < count; ++i) {
-          float sum = 0;
-          for (const float* in : call->inputs) sum += in[i];
-          sums[i] = sum;
-        }
-        // A ring all-reduce sends and receives 2(n-1)/n of the buffer.
-        const double bytes = static_cast<double>(count) * 4 * 2 * (ranks - 1) / ranks;
-        const double efficiency = sim->devices()[static_cast<std::size_t>(ordinal)].spec.copy_efficiency;
-        auto up = sim->start_flow(ordinal, false, bytes, efficiency);
-        auto down = sim->start_flow(ordinal, true, bytes, efficiency);
-        sim->wait(worker, [up, down] {
-          return up->done.load(std::memory_order_acquire) && down->done.load(std::memory_order_acquire);
-        });
-        if (call->left.fetch_add(1) + 1 == ranks) {
-          const std::lock_guard lock(clique->mutex);
-          clique->calls.erase(sequence);
-        }
-      });
+  const bool queued = launch(stream, [sim, clique, call, sequence, ranks, ordinal, count, output](Worker& worker) {
+    call->arrived.fetch_add(1);
+    sim->wait(worker, [call, ranks] { return call->arrived.load() == ranks; });
+    {
+      const std::lock_guard lock(clique->mutex);
+      if (!clique->logged) {
+        clique->logged = true;
+        log_channels(*clique, clique->ordinals);
+      }
+    }
+    auto* sums = static_cast<float*>(output);
+    for (std::size_t i = 0; i < count; ++i) {
+      float sum = 0;
+      for (const float* in : call->inputs) sum += in[i];
+      sums[i] = sum;
+    }
+    // A ring all-reduce sends and receives 2(n-1)/n of the buffer.
+    const double bytes = static_cast<double>(count) * 4 * 2 * (ranks - 1) / ranks;
+    const double efficiency = sim->devices()[static_cast<std::size_t>(ordinal)].spec.copy_efficiency;
+    auto up = sim->start_flow(ordinal, false, bytes, efficiency);
+    auto down = sim->start_flow(ordinal, true, bytes, efficiency);
+    sim->wait(worker, [up, down] {
+      return up->done.load(std::memory_order_acquire) && down->done.load(std::memory_order_acquire);
+    });
+    if (call->left.fetch_add(1) + 1 == ranks) {
+      const std::lock_guard lock(clique->mutex);
+      clique->calls.erase(sequence);
+    }
+  });
   return queued ? kSuccess : kInvalidUsage;
 }
 

@@ -48,6 +48,17 @@ class Simulate : public ::testing::Test {
     return run;
   }
 
+  // The summary and every verdict that is not a pass: what a failed
+  // expectation about the exit code needs to show.
+  [[nodiscard]] std::string why() const {
+    if (document_.is_discarded()) return "no results document";
+    std::string text = document_["summary"].get<std::string>();
+    for (const Json& verdict : document_["verdicts"]) {
+      if (verdict["status"] != "pass") text += "\n  " + verdict["subject"].get<std::string>() + ": " + verdict["reason"].get<std::string>();
+    }
+    return text;
+  }
+
   [[nodiscard]] std::vector<Json> verdicts_of(const std::string& subject) const {
     std::vector<Json> found;
     if (document_.is_discarded()) return found;
@@ -79,7 +90,7 @@ double model_gbps(Direction direction) {
 
 TEST_F(Simulate, AHealthyEightGpuNodePassesAtTheModelsRatesLabelledSimulated) {
   const CliRun run = simulate("hgx_a100_8gpu_gen4");
-  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err << why();
   ASSERT_FALSE(document_.is_discarded());
   EXPECT_EQ(document_["host"]["simulated"], true);
   EXPECT_THAT(document_["summary"].get<std::string>(), ::testing::StartsWith("pcieval pass (simulated node): "));
@@ -107,7 +118,7 @@ TEST_F(Simulate, AHealthyEightGpuNodePassesAtTheModelsRatesLabelledSimulated) {
 TEST_F(Simulate, ALinkThatRetrainsUnderLoadIsDowngradedAndItsCopiesAreLow) {
   const CliRun run = simulate("two_gpus_shared_x8_uplink",
                               {{"0000:04:00.0", {{"faults", {{{"after_load_s", 0.001}, {"link", "gen3x8"}}}}}}});
-  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err << why();
   std::set<std::string> statuses;
   for (const Json& verdict : verdicts_of("0000:04:00.0")) {
     statuses.insert(verdict["status"]);
@@ -129,7 +140,7 @@ TEST_F(Simulate, ALinkThatRetrainsUnderLoadIsDowngradedAndItsCopiesAreLow) {
 TEST_F(Simulate, ALinkThatRetrainsAfterItsCopiesPassedIsStillCaughtUnderLoad) {
   const CliRun run = simulate("two_gpus_shared_x8_uplink",
                               {{"0000:04:00.0", {{"faults", {{{"after_load_s", 0.02}, {"link", "gen3x16"}}}}}}});
-  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err << why();
   bool downgraded = false;
   for (const Json& verdict : verdicts_of("0000:04:00.0")) {
     if (verdict["status"] != "link_downgraded") continue;
@@ -143,7 +154,7 @@ TEST_F(Simulate, ALinkThatRetrainsAfterItsCopiesPassedIsStillCaughtUnderLoad) {
 
 TEST_F(Simulate, AWidthLostAtBootIsDowngradedAndLow) {
   const CliRun run = simulate("hgx_a100_8gpu_gpu_x8");
-  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err << why();
   std::set<std::string> codes;
   for (const Json& verdict : verdicts_of("0000:84:00.0")) codes.insert(verdict["code"]);
   EXPECT_TRUE(codes.count("link_width_below_expected")) << document_["verdicts"].dump();
@@ -152,7 +163,7 @@ TEST_F(Simulate, AWidthLostAtBootIsDowngradedAndLow) {
 
 TEST_F(Simulate, TwoGpusBehindAnX8UplinkShareItAndPass) {
   const CliRun run = simulate("two_gpus_shared_x8_uplink");
-  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err << why();
   const double x8_model =
       0.9 * direction_budget_gbps(link_budget(LinkState{PcieGen::kGen4, 8}).value(), Direction::kHostToDevice).value();
   EXPECT_NEAR(median("h2d_ce", "0000:03:00.0", "h2d") / x8_model, 1.0, 0.02);
@@ -163,7 +174,7 @@ TEST_F(Simulate, TwoGpusBehindAnX8UplinkShareItAndPass) {
 TEST_F(Simulate, ABusyGpuIsInconclusiveNeverPassOrFail) {
   const CliRun run = simulate("two_gpus_shared_x8_uplink",
                               {{"0000:04:00.0", {{"faults", {{{"event", "busy"}, {"utilization_pct", 70}}}}}}});
-  EXPECT_EQ(run.exit_code, 3) << run.out << run.err;
+  EXPECT_EQ(run.exit_code, 3) << run.out << run.err << why();
   bool busy = false;
   for (const Json& verdict : verdicts_of("0000:04:00.0")) busy = busy || verdict["code"] == "gpu_busy_before_run";
   EXPECT_TRUE(busy) << document_["verdicts"].dump();
@@ -172,7 +183,7 @@ TEST_F(Simulate, ABusyGpuIsInconclusiveNeverPassOrFail) {
 TEST_F(Simulate, ACorruptedCopyIsCaughtAndNoNumberIsReportedForThatGpu) {
   const CliRun run =
       simulate("two_gpus_shared_x8_uplink", {{"0000:04:00.0", {{"faults", {{{"event", "corrupt_copy"}}}}}}});
-  EXPECT_EQ(run.exit_code, 3) << run.out << run.err;
+  EXPECT_EQ(run.exit_code, 3) << run.out << run.err << why();
   for (const Json& m : document_["measurements"]) {
     EXPECT_NE(m["subject"], "0000:04:00.0") << "a number on corrupted data";
   }
@@ -181,7 +192,7 @@ TEST_F(Simulate, ACorruptedCopyIsCaughtAndNoNumberIsReportedForThatGpu) {
 
 TEST_F(Simulate, AGpuInMigModeIsNotCopiedThroughAndSaysMig) {
   const CliRun run = simulate("two_gpus_shared_x8_uplink", {{"0000:04:00.0", {{"faults", {{{"event", "mig"}}}}}}});
-  EXPECT_EQ(run.exit_code, 3) << run.out << run.err;
+  EXPECT_EQ(run.exit_code, 3) << run.out << run.err << why();
   EXPECT_THAT(document_["verdicts"].dump(), HasSubstr("MIG mode is on"));
 }
 
