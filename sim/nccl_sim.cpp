@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -21,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -163,6 +165,10 @@ int ncclCommInitRank(void** comm, int ranks, UniqueId id, int rank) {
   if (comm == nullptr || ranks < 1 || rank < 0 || rank >= ranks) return kInvalidArgument;
   const int ordinal = pcieval::sim::current_device();
   if (ordinal < 0) return kUnhandledCudaError;  // no current device: NCCL's cudaGetDevice fails
+  if (auto node = Node::get(); node && node.value()->has_fault(ordinal, pcieval::sim::FaultKind::kNcclSetupHang)) {
+    // A bootstrap that never completes (a peer that never connects).
+    for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+  }
   const std::lock_guard lock(g_mutex);
   std::shared_ptr<Clique>& clique = g_cliques[key_of(id)];
   if (!clique) {

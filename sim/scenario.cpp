@@ -63,14 +63,15 @@ Result<Fault> parse_fault(const Json& item, const std::string& where) {
       if (!item.contains("utilization_pct")) return make_error(where + ": busy needs utilization_pct");
       PCIEVAL_SIM_ASSIGN(double pct, number_in(item, "utilization_pct", where, 0, 100));
       fault.utilization_pct = static_cast<int>(pct);
-    } else if (event == "copy_hang" || event == "corrupt_copy" || event == "mig") {
+    } else if (event == "copy_hang" || event == "corrupt_copy" || event == "mig" || event == "nccl_setup_hang") {
       fault.kind = event == "copy_hang"      ? FaultKind::kCopyHang
                    : event == "corrupt_copy" ? FaultKind::kCorruptCopy
-                                             : FaultKind::kMig;
+                   : event == "mig"          ? FaultKind::kMig
+                                             : FaultKind::kNcclSetupHang;
       if (auto ok = only_keys(item, where, {"event"}); !ok) return ok.error();
     } else {
       return make_error(where + ": unknown event '" + event +
-                        "' (fell_off_bus, busy, copy_hang, corrupt_copy, mig; or a \"link\" fault)");
+                        "' (fell_off_bus, busy, copy_hang, corrupt_copy, mig, nccl_setup_hang; or a \"link\" fault)");
     }
   } else {
     fault.kind = FaultKind::kLink;

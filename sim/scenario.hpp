@@ -20,12 +20,13 @@
 namespace pcieval::sim {
 
 enum class FaultKind {
-  kLink,         // {"after_load_s": S, "link": "gen3x16"}: retrains after S s of copies (0: at boot)
-  kFellOffBus,   // {"event": "fell_off_bus", "after_load_s": S}: every later copy hangs, NVML says GPU lost
-  kBusy,         // {"event": "busy", "utilization_pct": P}: NVML reads P % before the probes
-  kCopyHang,     // {"event": "copy_hang"}: the GPU's first copy never completes
-  kCorruptCopy,  // {"event": "corrupt_copy"}: every copy lands with one word wrong
-  kMig,          // {"event": "mig"}: NVML reports MIG mode on
+  kLink,           // {"after_load_s": S, "link": "gen3x16"}: retrains after S s of copies (0: at boot)
+  kFellOffBus,     // {"event": "fell_off_bus", "after_load_s": S}: every later copy hangs, NVML says GPU lost
+  kBusy,           // {"event": "busy", "utilization_pct": P}: NVML reads P % before the probes
+  kCopyHang,       // {"event": "copy_hang"}: the GPU's first copy never completes
+  kCorruptCopy,    // {"event": "corrupt_copy"}: every copy lands with one word wrong
+  kMig,            // {"event": "mig"}: NVML reports MIG mode on
+  kNcclSetupHang,  // {"event": "nccl_setup_hang"}: ncclCommInitRank of its rank never returns
 };
 
 struct Fault {

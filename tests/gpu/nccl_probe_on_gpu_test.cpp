@@ -4,11 +4,13 @@
 // without libnccl.so.2.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "bench/nccl_probe.hpp"
 #include "gpu/gpu_test_util.hpp"
 #include "kernels/cuda_device.hpp"
+#include "kernels/retired_devices.hpp"
 
 namespace pcieval {
 namespace {
@@ -74,6 +76,45 @@ class NcclProbeOnGpu : public ::testing::Test {
 TEST_F(NcclProbeOnGpu, HostPathRunsAndVerifies) { run_clean(0); }
 
 TEST_F(NcclProbeOnGpu, NormalModeRunsAndVerifies) { run_clean(1); }
+
+// Issue 26 item 7: communicator setup that never finishes is NCCL's and the
+// host's failure (bootstrap, shared memory), not the GPUs': they are not
+// used again, but as for slow host work, so their verdict is inconclusive,
+// never gpu_unresponsive. Needs a setup that hangs on purpose: the simulated
+// node's nccl_setup_hang (ctest gpu_sim.nccl_setup_hang sets
+// PCIEVAL_SIM_EXPECT_NCCL_SETUP_HANG); on hardware it skips by name.
+TEST_F(NcclProbeOnGpu, ASetupThatNeverEndsRetiresTheGpusAsHostWorkNotAsHung) {
+  const char* expected = std::getenv("PCIEVAL_SIM_EXPECT_NCCL_SETUP_HANG");
+  if (expected == nullptr || std::string(expected) != "1") {
+    GTEST_SKIP() << "needs a hanging NCCL setup: the simulated node's nccl_setup_hang";
+  }
+  registry.clear();
+  NcclProbeOptions options;
+  options.timeout_s = 1;
+  add_nccl_probes(registry, options);
+  const Probe& probe = *registry[0];
+  const ProbeContext context{evidence, config, nullptr, &load};
+  ASSERT_FALSE(probe.skip_reason(context).has_value());
+  const ProbeMeasurements output = probe.run(context);
+  EXPECT_TRUE(output.measurements.empty());
+  ASSERT_FALSE(output.gpu_faults.empty() && output.errors.empty());
+  const std::string said = ::testing::PrintToString(output.errors) + ::testing::PrintToString(output.gpu_faults.size());
+  bool named = false;
+  for (const std::string& error : output.errors) {
+    named = named || error.find(
+                         "NCCL communicator setup did not complete within 1 s (NCCL and the host's work, not "
+                         "the GPUs')") != std::string::npos;
+  }
+  for (const GpuFault& fault : output.gpu_faults) {
+    named = named || fault.error.find("NCCL communicator setup did not complete") != std::string::npos;
+    EXPECT_FALSE(fault.retired) << "a setup that hangs is not a hung GPU: " << fault.error;
+  }
+  EXPECT_TRUE(named) << said;
+  for (int ordinal = 0; ordinal < static_cast<int>(evidence.devices.size()); ++ordinal) {
+    EXPECT_TRUE(cuda_device_retired(ordinal)) << "the setup thread may still hold its context";
+    EXPECT_FALSE(cuda_device_hung(ordinal));
+  }
+}
 
 }  // namespace
 }  // namespace pcieval
