@@ -28,14 +28,6 @@ static_assert(sizeof(ncclResult_t) == sizeof(int) && sizeof(ncclDataType_t) == s
 namespace pcieval {
 namespace {
 
-template <class Fn>
-bool bind_symbol(Fn& slot, const char* name, const std::function<void*(const char*)>& lookup) {
-  void* address = lookup(name);
-  // POSIX guarantees a data pointer from dlsym converts to a function pointer.
-  slot = reinterpret_cast<Fn>(address);  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast)
-  return address != nullptr;
-}
-
 bool complete(const NcclApi& api) {
   return api.get_version != nullptr && api.get_unique_id != nullptr && api.comm_init_rank != nullptr &&
          api.group_start != nullptr && api.group_end != nullptr && api.all_reduce != nullptr &&

@@ -51,18 +51,19 @@ Result<int> cuda_ordinal_of(const PciAddress& address) {
 Result<PciAddress> cuda_pci_address(int ordinal) {
   PCIEVAL_ASSIGN_OR_RETURN(const CudaDriverApi* api, cuda_driver());
   CuDevice device = 0;
-  PCIEVAL_CU_TRY(api->device_get(&device, ordinal));
+  PCIEVAL_CU_TRY("cuDeviceGet", api->device_get(&device, ordinal));
   std::array<char, 32> bus_id{};
-  PCIEVAL_CU_TRY(api->device_get_pci_bus_id(bus_id.data(), static_cast<int>(bus_id.size()), device));
+  PCIEVAL_CU_TRY("cuDeviceGetPCIBusId",
+                 api->device_get_pci_bus_id(bus_id.data(), static_cast<int>(bus_id.size()), device));
   return parse_pci_address(bus_id.data());
 }
 
 Result<std::string> cuda_device_name(int ordinal) {
   PCIEVAL_ASSIGN_OR_RETURN(const CudaDriverApi* api, cuda_driver());
   CuDevice device = 0;
-  PCIEVAL_CU_TRY(api->device_get(&device, ordinal));
+  PCIEVAL_CU_TRY("cuDeviceGet", api->device_get(&device, ordinal));
   std::array<char, 256> name{};
-  PCIEVAL_CU_TRY(api->device_get_name(name.data(), static_cast<int>(name.size()), device));
+  PCIEVAL_CU_TRY("cuDeviceGetName", api->device_get_name(name.data(), static_cast<int>(name.size()), device));
   name.back() = '\0';
   return std::string(name.data());
 }

@@ -96,14 +96,6 @@ static_assert(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT == pcieval::kCuDeviceAttr
 namespace pcieval {
 namespace {
 
-template <class Fn>
-bool bind_symbol(Fn& slot, const char* name, const std::function<void*(const char*)>& lookup) {
-  void* address = lookup(name);
-  // POSIX guarantees a data pointer from dlsym converts to a function pointer.
-  slot = reinterpret_cast<Fn>(address);  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast)
-  return address != nullptr;
-}
-
 // Calls `bind(slot, symbol)` for every entry point, in cuda_driver_symbols()'s
 // order: the one list of which symbol fills which field.
 template <class Bind>

@@ -24,8 +24,8 @@ Result<Latch> Latch::create(int ordinal, double timeout_s) {
   void* flags = nullptr;
   // Mapped: the spin kernel reads the release flag from host memory. Portable:
   // streams of every device can be held by one latch.
-  PCIEVAL_CU_TRY(detail::cu().mem_host_alloc(&flags, kFlagCount * sizeof(int),
-                                             kCuMemHostAllocDeviceMap | kCuMemHostAllocPortable));
+  PCIEVAL_CU_TRY("cuMemHostAlloc", detail::cu().mem_host_alloc(&flags, kFlagCount * sizeof(int),
+                                                               kCuMemHostAllocDeviceMap | kCuMemHostAllocPortable));
   Latch latch(ordinal, static_cast<int*>(flags), timeout_s);
   latch.arm();
   return Result<Latch>(std::move(latch));
@@ -64,7 +64,7 @@ void Latch::arm() {
 Status Latch::hold(const Stream& stream) {
   PCIEVAL_TRY_STATUS(detail::use_device(stream.ordinal()));
   CuDevicePtr device_flags = 0;
-  PCIEVAL_CU_TRY(detail::cu().mem_host_get_device_pointer(&device_flags, flags_, 0));
+  PCIEVAL_CU_TRY("cuMemHostGetDevicePointer_v2", detail::cu().mem_host_get_device_pointer(&device_flags, flags_, 0));
   auto* flags = reinterpret_cast<std::byte*>(static_cast<std::uintptr_t>(device_flags));
   const auto timeout_ns = static_cast<unsigned long long>(timeout_s_ * 1e9);
   return detail::launch_latch(stream, flags + kReleaseFlag * sizeof(int), flags + kTimedOutFlag * sizeof(int),

@@ -55,7 +55,8 @@ Result<std::uint64_t> AllReduceRank::count_mismatches(std::size_t count, int ran
   PCIEVAL_TRY_STATUS(detail::use_device(ordinal()));
   PCIEVAL_ASSIGN_OR_RETURN(int blocks, detail::saturating_blocks(ordinal()));
   // Two 32-bit zeros: the count is one 64-bit word.
-  PCIEVAL_CU_TRY(detail::cu().memset_d32_async(detail::device_address(counter_.data()), 0U, 2, stream_.handle()));
+  PCIEVAL_CU_TRY("cuMemsetD32Async",
+                 detail::cu().memset_d32_async(detail::device_address(counter_.data()), 0U, 2, stream_.handle()));
   PCIEVAL_TRY_STATUS(
       detail::launch_count_sum_mismatches(stream_, blocks, output_.data(), count, ranks, counter_.data()));
   return detail::read_counter(

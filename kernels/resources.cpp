@@ -15,7 +15,7 @@ namespace pcieval {
 Result<Stream> Stream::create(int ordinal) {
   PCIEVAL_TRY_STATUS(detail::use_device(ordinal));
   CuStream stream = nullptr;
-  PCIEVAL_CU_TRY(detail::cu().stream_create(&stream, kCuStreamNonBlocking));
+  PCIEVAL_CU_TRY("cuStreamCreate", detail::cu().stream_create(&stream, kCuStreamNonBlocking));
   return Stream(ordinal, stream);
 }
 
@@ -54,7 +54,7 @@ Status Stream::synchronize(const PollPolicy& policy) const {
 
 Status Stream::wait_for(CuEvent event) const {
   PCIEVAL_TRY_STATUS(detail::use_device(ordinal_));
-  PCIEVAL_CU_TRY(detail::cu().stream_wait_event(stream_, event, 0));
+  PCIEVAL_CU_TRY("cuStreamWaitEvent", detail::cu().stream_wait_event(stream_, event, 0));
   return ok_status();
 }
 
@@ -64,10 +64,10 @@ Result<EventPair> EventPair::create(int ordinal) {
   PCIEVAL_TRY_STATUS(detail::use_device(ordinal));
   CuEvent start = nullptr;
   CuEvent end = nullptr;
-  PCIEVAL_CU_TRY(detail::cu().event_create(&start, kCuEventDefault));
+  PCIEVAL_CU_TRY("cuEventCreate", detail::cu().event_create(&start, kCuEventDefault));
   // Owned from here on, so the second failure cannot leak the first event.
   EventPair pair(ordinal, start, nullptr);
-  PCIEVAL_CU_TRY(detail::cu().event_create(&end, kCuEventDefault));
+  PCIEVAL_CU_TRY("cuEventCreate", detail::cu().event_create(&end, kCuEventDefault));
   pair.end_ = end;
   return Result<EventPair>(std::move(pair));
 }
@@ -117,7 +117,7 @@ Status wait_event(int ordinal, CuEvent event, const PollPolicy& policy, const st
 // Milliseconds from `start` to `end`, both done, as seconds.
 Result<double> event_seconds(CuEvent start, CuEvent end) {
   float elapsed_ms = 0;
-  PCIEVAL_CU_TRY(detail::cu().event_elapsed_time(&elapsed_ms, start, end));
+  PCIEVAL_CU_TRY("cuEventElapsedTime", detail::cu().event_elapsed_time(&elapsed_ms, start, end));
   return static_cast<double>(elapsed_ms) * 1e-3;
 }
 
@@ -335,7 +335,7 @@ Result<std::byte*> HostRegistration::device_pointer(int ordinal) const {
   if (!mapped_) return make_error("the host range was registered without mapping: kernels cannot reach it");
   PCIEVAL_TRY_STATUS(detail::use_device(ordinal));
   CuDevicePtr device = 0;
-  PCIEVAL_CU_TRY(detail::cu().mem_host_get_device_pointer(&device, host_.data(), 0));
+  PCIEVAL_CU_TRY("cuMemHostGetDevicePointer_v2", detail::cu().mem_host_get_device_pointer(&device, host_.data(), 0));
   return reinterpret_cast<std::byte*>(static_cast<std::uintptr_t>(device));
 }
 

@@ -9,8 +9,6 @@
 // allocation, a grid the device cannot run) is also said on stderr
 // (contract_violation). Declared here from the driver's C ABI, not from
 // pcieval's own declarations, so the two are not made to agree by sharing.
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -27,8 +25,10 @@
 #include <string>
 #include <thread>
 
-#include "kernels/pattern.hpp"
 #include "sim/cuda_hooks.hpp"
+#include "sim/cuda_results.hpp"
+#include "sim/kernels_sim.hpp"
+#include "sim/memory_sim.hpp"
 #include "sim/node.hpp"
 
 namespace {
@@ -36,24 +36,7 @@ namespace {
 using pcieval::sim::Node;
 using pcieval::sim::Worker;
 using Clock = std::chrono::steady_clock;
-
-// CUresult values (cuda.h).
-constexpr int kSuccess = 0;
-constexpr int kInvalidValue = 1;
-constexpr int kOutOfMemory = 2;
-constexpr int kNotInitialized = 3;
-constexpr int kNoDevice = 100;
-constexpr int kInvalidDevice = 101;
-constexpr int kInvalidImage = 200;
-constexpr int kInvalidContext = 201;
-constexpr int kUnsupportedPtxVersion = 222;
-constexpr int kInvalidHandle = 400;
-constexpr int kNotFound = 500;
-constexpr int kNotReady = 600;
-constexpr int kIllegalAddress = 700;
-constexpr int kHostMemoryAlreadyRegistered = 712;
-constexpr int kHostMemoryNotRegistered = 713;
-constexpr int kNotSupported = 801;
+using namespace pcieval::sim::curesult;  // NOLINT: the CUresult values, as cuda.h names them
 
 // The driver this simulates: R535's CUDA 12.2 and the newest PTX ISA it
 // compiles. PCIEVAL_SIM_DRIVER_VERSION (12020) and PCIEVAL_SIM_DRIVER_PTX
@@ -93,55 +76,13 @@ bool known_context(const Context* context) {
 
 // --- memory
 
-struct Range {
-  enum class Kind { kDevice, kHostAlloc, kRegistered };
-  std::uintptr_t begin = 0;
-  std::size_t bytes = 0;
-  Kind kind = Kind::kDevice;
-  int ordinal = 0;
-};
-std::map<std::uintptr_t, Range> g_ranges;  // by begin, guarded by g_mutex
-
-const Range* range_holding(std::uintptr_t begin, std::size_t bytes) {
-  auto it = g_ranges.upper_bound(begin);
-  if (it == g_ranges.begin()) return nullptr;
-  --it;
-  const Range& range = it->second;
-  if (begin < range.begin || begin + bytes > range.begin + range.bytes) return nullptr;
-  return &range;
+pcieval::sim::MemoryMap& memory() {
+  static auto* map = new pcieval::sim::MemoryMap();  // never destroyed: workers may use it at exit
+  return *map;
 }
 
-bool overlaps_any(std::uintptr_t begin, std::size_t bytes) {
-  auto it = g_ranges.lower_bound(begin + bytes);
-  if (it == g_ranges.begin()) return false;
-  --it;
-  return it->second.begin + it->second.bytes > begin;
-}
-
-// Whether a kernel of device `ordinal` may touch [pointer, pointer + bytes):
-// its own device memory, or pinned host memory (mapped under unified
-// addressing).
-bool kernel_reaches(int ordinal, std::uintptr_t pointer, std::size_t bytes) {
-  const std::lock_guard lock(g_mutex);
-  const Range* range = range_holding(pointer, bytes);
-  if (range == nullptr) return false;
-  return range->kind != Range::Kind::kDevice || range->ordinal == ordinal;
-}
-
-// Device memory of device `ordinal`, or pinned host memory.
-enum class Side { kDevice, kPinnedHost, kPageableHost, kNone };
-Side side_of(int ordinal, std::uintptr_t pointer, std::size_t bytes) {
-  const std::lock_guard lock(g_mutex);
-  const Range* range = range_holding(pointer, bytes);
-  if (range == nullptr) return Side::kPageableHost;
-  if (range->kind == Range::Kind::kDevice) return range->ordinal == ordinal ? Side::kDevice : Side::kNone;
-  return Side::kPinnedHost;
-}
-
-void* allocate_zeroed(std::size_t bytes) {
-  void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  return memory == MAP_FAILED ? nullptr : memory;
-}
+using pcieval::sim::Range;
+using pcieval::sim::Side;
 
 // --- streams
 
@@ -199,25 +140,13 @@ struct Event {
 };
 std::set<Event*> g_events;  // live events, guarded by g_mutex
 
-enum class Kernel { kFillPattern, kPoison, kCountMismatches, kSmCopy, kLatch, kFillRank, kCountSumMismatches };
-const std::map<std::string, Kernel>& kernel_names() {
-  static const std::map<std::string, Kernel> names = {{"pcieval_fill_pattern", Kernel::kFillPattern},
-                                                      {"pcieval_poison", Kernel::kPoison},
-                                                      {"pcieval_count_mismatches", Kernel::kCountMismatches},
-                                                      {"pcieval_sm_copy", Kernel::kSmCopy},
-                                                      {"pcieval_latch", Kernel::kLatch},
-                                                      {"pcieval_fill_rank", Kernel::kFillRank},
-                                                      {"pcieval_count_sum_mismatches", Kernel::kCountSumMismatches}};
-  return names;
-}
-
 struct Module {
   Context* context = nullptr;
   std::string image;
 };
 struct Function {
   Module* module = nullptr;
-  Kernel kernel = Kernel::kPoison;
+  pcieval::sim::Kernel kernel = pcieval::sim::Kernel::kPoison;
 };
 std::set<Function*> g_functions;  // guarded by g_mutex
 
@@ -286,13 +215,13 @@ int copy(void* destination, const void* source, std::size_t bytes, void* stream_
   const int ordinal = stream->context->ordinal;
   const auto device_side = reinterpret_cast<std::uintptr_t>(to_device ? destination : source);
   const auto host_side = reinterpret_cast<std::uintptr_t>(to_device ? source : destination);
-  if (side_of(ordinal, device_side, bytes) != Side::kDevice) {
+  if (memory().side_of(ordinal, device_side, bytes) != Side::kDevice) {
     return contract(std::string(call) + ": " + std::to_string(bytes) + " bytes at the device address are not device " +
                         std::to_string(ordinal) + "'s memory",
                     kInvalidValue);
   }
   const double efficiency = node()->devices()[static_cast<std::size_t>(ordinal)].spec.copy_efficiency;
-  if (side_of(ordinal, host_side, bytes) == Side::kPinnedHost) {
+  if (memory().side_of(ordinal, host_side, bytes) == Side::kPinnedHost) {
     stream->enqueue([stream, destination, source, bytes, to_device, ordinal, efficiency] {
       std::memcpy(destination, source, bytes);
       corrupt_if_faulty(ordinal, destination, bytes);
@@ -310,147 +239,6 @@ int copy(void* destination, const void* source, std::size_t bytes, void* stream_
   std::this_thread::sleep_until(started +
                                 std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds)));
   return kSuccess;
-}
-
-// Runs `kernel` on the stream's worker; an address the device cannot reach
-// is CUDA's sticky illegal address on the context.
-void run_kernel(Stream& stream, Kernel kernel, const std::vector<unsigned char>& packed) {
-  const int ordinal = stream.context->ordinal;
-  const auto illegal = [&stream] { stream.context->sticky.store(kIllegalAddress); };
-  auto word_at = [&packed](std::size_t offset, auto sample) {
-    decltype(sample) value{};
-    std::memcpy(&value, packed.data() + offset, sizeof value);
-    return value;
-  };
-  switch (kernel) {
-    case Kernel::kFillPattern:
-    case Kernel::kPoison:
-    case Kernel::kCountMismatches: {
-      const auto data = word_at(0, std::uintptr_t{});
-      const auto vectors = word_at(8, std::size_t{});
-      const std::size_t bytes = vectors * 16;
-      if (!kernel_reaches(ordinal, data, bytes)) return illegal();
-      auto* words = reinterpret_cast<std::uint32_t*>(data);
-      if (kernel == Kernel::kPoison) {
-        std::fill(words, words + vectors * 4, pcieval::kPoisonWord);
-        return;
-      }
-      const auto seed = word_at(16, std::uint32_t{});
-      if (kernel == Kernel::kFillPattern) {
-        for (std::size_t i = 0; i < vectors * 4; ++i) words[i] = pcieval::pattern_word(i, seed);
-        return;
-      }
-      const auto counter = word_at(24, std::uintptr_t{});
-      if (!kernel_reaches(ordinal, counter, 8)) return illegal();
-      std::uint64_t mismatches = 0;
-      for (std::size_t i = 0; i < vectors * 4; ++i) mismatches += words[i] != pcieval::pattern_word(i, seed) ? 1 : 0;
-      *reinterpret_cast<std::uint64_t*>(counter) += mismatches;
-      return;
-    }
-    case Kernel::kSmCopy: {
-      const auto destination = word_at(0, std::uintptr_t{});
-      const auto source = word_at(8, std::uintptr_t{});
-      const std::size_t bytes = word_at(16, std::size_t{}) * 16;
-      if (!kernel_reaches(ordinal, destination, bytes) || !kernel_reaches(ordinal, source, bytes)) return illegal();
-      std::memcpy(reinterpret_cast<void*>(destination), reinterpret_cast<const void*>(source), bytes);
-      corrupt_if_faulty(ordinal, reinterpret_cast<void*>(destination), bytes);
-      const bool from_host = side_of(ordinal, source, bytes) == Side::kPinnedHost;
-      const bool to_host = side_of(ordinal, destination, bytes) == Side::kPinnedHost;
-      if (from_host == to_host) return;  // device to device: no PCIe crossed
-      const double efficiency = node()->devices()[static_cast<std::size_t>(ordinal)].spec.sm_efficiency;
-      timed_transfer(stream, from_host, static_cast<double>(bytes), efficiency);
-      return;
-    }
-    case Kernel::kLatch: {
-      const auto release = word_at(0, std::uintptr_t{});
-      const auto timed_out = word_at(8, std::uintptr_t{});
-      const auto timeout_ns = word_at(16, std::uint64_t{});
-      if (!kernel_reaches(ordinal, release, 4) || !kernel_reaches(ordinal, timed_out, 4)) return illegal();
-      const auto give_up = Clock::now() + std::chrono::nanoseconds(timeout_ns);
-      auto* flag = reinterpret_cast<int*>(release);
-      node()->wait(stream.worker, [flag, give_up] {
-        return std::atomic_ref<int>(*flag).load(std::memory_order_acquire) != 0 || Clock::now() > give_up;
-      });
-      if (std::atomic_ref<int>(*flag).load(std::memory_order_acquire) == 0) {
-        std::atomic_ref<int>(*reinterpret_cast<int*>(timed_out)).store(1, std::memory_order_release);
-      }
-      return;
-    }
-    case Kernel::kFillRank:
-    case Kernel::kCountSumMismatches: {
-      const auto value = [](int rank, std::size_t index) {
-        return static_cast<float>((index + 7U * static_cast<std::size_t>(rank)) % 61U + 1U);
-      };
-      if (kernel == Kernel::kFillRank) {
-        const auto input = word_at(0, std::uintptr_t{});
-        const auto output = word_at(8, std::uintptr_t{});
-        const auto count = word_at(16, std::size_t{});
-        const auto rank = word_at(24, int{});
-        if (!kernel_reaches(ordinal, input, count * 4) || !kernel_reaches(ordinal, output, count * 4)) return illegal();
-        for (std::size_t i = 0; i < count; ++i) {
-          reinterpret_cast<float*>(input)[i] = value(rank, i);
-          std::uint32_t nan = 0x7fc00000U;
-          std::memcpy(reinterpret_cast<float*>(output) + i, &nan, 4);
-        }
-        return;
-      }
-      const auto output = word_at(0, std::uintptr_t{});
-      const auto count = word_at(8, std::size_t{});
-      const auto ranks = word_at(16, int{});
-      const auto counter = word_at(24, std::uintptr_t{});
-      if (!kernel_reaches(ordinal, output, count * 4) || !kernel_reaches(ordinal, counter, 8)) return illegal();
-      std::uint64_t mismatches = 0;
-      for (std::size_t i = 0; i < count; ++i) {
-        float expected = 0;
-        for (int r = 0; r < ranks; ++r) expected += value(r, i);
-        if (!(reinterpret_cast<const float*>(output)[i] == expected)) ++mismatches;
-      }
-      *reinterpret_cast<std::uint64_t*>(counter) += mismatches;
-      return;
-    }
-  }
-}
-
-// The bytes of each kernel's parameters, in order, as kernels.cu declares
-// them (pointers and size_t 8 bytes, seeds and ints 4, packed at their
-// natural alignment).
-std::vector<unsigned char> pack_arguments(Kernel kernel, void** arguments) {
-  std::vector<unsigned char> packed(32, 0);
-  const auto put = [&](std::size_t offset, const void* from, std::size_t size) {
-    std::memcpy(packed.data() + offset, from, size);
-  };
-  switch (kernel) {
-    case Kernel::kFillPattern:
-    case Kernel::kCountMismatches:
-      put(0, arguments[0], 8);
-      put(8, arguments[1], 8);
-      put(16, arguments[2], 4);
-      if (kernel == Kernel::kCountMismatches) put(24, arguments[3], 8);
-      break;
-    case Kernel::kPoison:
-      put(0, arguments[0], 8);
-      put(8, arguments[1], 8);
-      break;
-    case Kernel::kSmCopy:
-    case Kernel::kLatch:
-      put(0, arguments[0], 8);
-      put(8, arguments[1], 8);
-      put(16, arguments[2], 8);
-      break;
-    case Kernel::kFillRank:
-      put(0, arguments[0], 8);
-      put(8, arguments[1], 8);
-      put(16, arguments[2], 8);
-      put(24, arguments[3], 4);
-      break;
-    case Kernel::kCountSumMismatches:
-      put(0, arguments[0], 8);
-      put(8, arguments[1], 8);
-      put(16, arguments[2], 4);
-      put(24, arguments[3], 8);
-      break;
-  }
-  return packed;
 }
 
 bool valid_device(int device) {
@@ -497,57 +285,23 @@ int cuDriverGetVersion(int* version) {
 }
 
 int cuGetErrorName(int code, const char** name) {
-  static const std::map<int, const char*> names = {
-      {kSuccess, "CUDA_SUCCESS"},
-      {kInvalidValue, "CUDA_ERROR_INVALID_VALUE"},
-      {kOutOfMemory, "CUDA_ERROR_OUT_OF_MEMORY"},
-      {kNotInitialized, "CUDA_ERROR_NOT_INITIALIZED"},
-      {kNoDevice, "CUDA_ERROR_NO_DEVICE"},
-      {kInvalidDevice, "CUDA_ERROR_INVALID_DEVICE"},
-      {kInvalidImage, "CUDA_ERROR_INVALID_IMAGE"},
-      {kInvalidContext, "CUDA_ERROR_INVALID_CONTEXT"},
-      {kUnsupportedPtxVersion, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"},
-      {kInvalidHandle, "CUDA_ERROR_INVALID_HANDLE"},
-      {kNotFound, "CUDA_ERROR_NOT_FOUND"},
-      {kNotReady, "CUDA_ERROR_NOT_READY"},
-      {kIllegalAddress, "CUDA_ERROR_ILLEGAL_ADDRESS"},
-      {kHostMemoryAlreadyRegistered, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED"},
-      {kHostMemoryNotRegistered, "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED"},
-      {kNotSupported, "CUDA_ERROR_NOT_SUPPORTED"}};
-  const auto found = names.find(code);
-  if (name == nullptr || found == names.end()) return kInvalidValue;
-  *name = found->second;
+  const pcieval::sim::ErrorText* known = pcieval::sim::error_text(code);
+  if (name == nullptr || known == nullptr) return kInvalidValue;
+  *name = known->name;
   return kSuccess;
 }
 
 int cuGetErrorString(int code, const char** text) {
-  static const std::map<int, const char*> texts = {
-      {kSuccess, "no error"},
-      {kInvalidValue, "invalid argument"},
-      {kOutOfMemory, "out of memory"},
-      {kNotInitialized, "initialization error"},
-      {kInvalidDevice, "invalid device ordinal"},
-      {kInvalidImage, "device kernel image is invalid"},
-      {kInvalidContext, "invalid device context"},
-      {kUnsupportedPtxVersion, "the provided PTX was compiled with an unsupported toolchain."},
-      {kInvalidHandle, "invalid resource handle"},
-      {kNotFound, "named symbol not found"},
-      {kNotReady, "device not ready"},
-      {kIllegalAddress, "an illegal memory access was encountered"},
-      {kHostMemoryAlreadyRegistered, "part or all of the requested memory range is already mapped"},
-      {kHostMemoryNotRegistered, "pointer does not correspond to a registered memory region"},
-      {kNotSupported, "operation not supported"}};
-  if (text == nullptr) return kInvalidValue;
+  const pcieval::sim::ErrorText* known = pcieval::sim::error_text(code);
+  if (text == nullptr || known == nullptr) return kInvalidValue;
   if (code == kNoDevice) {
     // The simulator says why it has no device: the scenario's error.
     static std::string* no_device = new std::string();
-    *no_device = "no CUDA-capable device is detected (simulator: " + node_error() + ")";
+    *no_device = std::string(known->text) + " (simulator: " + node_error() + ")";
     *text = no_device->c_str();
     return kSuccess;
   }
-  const auto found = texts.find(code);
-  if (found == texts.end()) return kInvalidValue;
-  *text = found->second;
+  *text = known->text;
   return kSuccess;
 }
 
@@ -754,77 +508,53 @@ int cuEventElapsedTime(float* milliseconds, void* start_handle, void* end_handle
 int cuMemAlloc_v2(std::uint64_t* pointer, std::size_t bytes) {
   if (pointer == nullptr || bytes == 0) return kInvalidValue;
   if (g_current == nullptr) return contract("cuMemAlloc with no current context", kInvalidContext);
-  void* memory = allocate_zeroed(bytes);
-  if (memory == nullptr) return kOutOfMemory;
-  const auto begin = reinterpret_cast<std::uintptr_t>(memory);
-  const std::lock_guard lock(g_mutex);
-  g_ranges[begin] = Range{begin, bytes, Range::Kind::kDevice, g_current->ordinal};
-  *pointer = begin;
+  void* allocated = memory().allocate(Range::Kind::kDevice, g_current->ordinal, bytes);
+  if (allocated == nullptr) return kOutOfMemory;
+  *pointer = reinterpret_cast<std::uintptr_t>(allocated);
   return kSuccess;
 }
 
 int cuMemFree_v2(std::uint64_t pointer) {
-  const std::lock_guard lock(g_mutex);
-  const auto found = g_ranges.find(static_cast<std::uintptr_t>(pointer));
-  if (found == g_ranges.end() || found->second.kind != Range::Kind::kDevice) {
+  if (!memory().free(static_cast<std::uintptr_t>(pointer), Range::Kind::kDevice)) {
     return contract("cuMemFree of an address no cuMemAlloc returned, or freed twice", kInvalidValue);
   }
-  munmap(reinterpret_cast<void*>(found->second.begin), found->second.bytes);
-  g_ranges.erase(found);
   return kSuccess;
 }
 
 int cuMemHostAlloc(void** pointer, std::size_t bytes, unsigned int /*flags*/) {
   if (pointer == nullptr || bytes == 0) return kInvalidValue;
   if (g_current == nullptr) return contract("cuMemHostAlloc with no current context", kInvalidContext);
-  void* memory = allocate_zeroed(bytes);
-  if (memory == nullptr) return kOutOfMemory;
-  const auto begin = reinterpret_cast<std::uintptr_t>(memory);
-  const std::lock_guard lock(g_mutex);
-  g_ranges[begin] = Range{begin, bytes, Range::Kind::kHostAlloc, g_current->ordinal};
-  *pointer = memory;
-  return kSuccess;
+  *pointer = memory().allocate(Range::Kind::kHostAlloc, g_current->ordinal, bytes);
+  return *pointer == nullptr ? kOutOfMemory : kSuccess;
 }
 
 int cuMemFreeHost(void* pointer) {
-  const std::lock_guard lock(g_mutex);
-  const auto found = g_ranges.find(reinterpret_cast<std::uintptr_t>(pointer));
-  if (found == g_ranges.end() || found->second.kind != Range::Kind::kHostAlloc) {
+  if (!memory().free(reinterpret_cast<std::uintptr_t>(pointer), Range::Kind::kHostAlloc)) {
     return contract("cuMemFreeHost of an address no cuMemHostAlloc returned, or freed twice", kInvalidValue);
   }
-  munmap(pointer, found->second.bytes);
-  g_ranges.erase(found);
   return kSuccess;
 }
 
 int cuMemHostRegister_v2(void* pointer, std::size_t bytes, unsigned int /*flags*/) {
   if (pointer == nullptr || bytes == 0) return kInvalidValue;
   if (g_current == nullptr) return contract("cuMemHostRegister with no current context", kInvalidContext);
-  const auto begin = reinterpret_cast<std::uintptr_t>(pointer);
-  const std::lock_guard lock(g_mutex);
-  if (overlaps_any(begin, bytes)) {
+  if (!memory().add_registration(reinterpret_cast<std::uintptr_t>(pointer), bytes, g_current->ordinal)) {
     return contract("cuMemHostRegister of a range that overlaps registered or CUDA memory",
                     kHostMemoryAlreadyRegistered);
   }
-  g_ranges[begin] = Range{begin, bytes, Range::Kind::kRegistered, g_current->ordinal};
   return kSuccess;
 }
 
 int cuMemHostUnregister(void* pointer) {
-  const std::lock_guard lock(g_mutex);
-  const auto found = g_ranges.find(reinterpret_cast<std::uintptr_t>(pointer));
-  if (found == g_ranges.end() || found->second.kind != Range::Kind::kRegistered) {
+  if (!memory().remove_registration(reinterpret_cast<std::uintptr_t>(pointer))) {
     return contract("cuMemHostUnregister of an address no cuMemHostRegister began", kHostMemoryNotRegistered);
   }
-  g_ranges.erase(found);
   return kSuccess;
 }
 
 int cuMemHostGetDevicePointer_v2(std::uint64_t* device_pointer, void* pointer, unsigned int flags) {
   if (device_pointer == nullptr || flags != 0) return kInvalidValue;
-  const std::lock_guard lock(g_mutex);
-  const Range* range = range_holding(reinterpret_cast<std::uintptr_t>(pointer), 1);
-  if (range == nullptr || range->kind == Range::Kind::kDevice) {
+  if (memory().side_of(-1, reinterpret_cast<std::uintptr_t>(pointer), 1) != Side::kPinnedHost) {
     return contract("cuMemHostGetDevicePointer of host memory that is not pinned", kInvalidValue);
   }
   *device_pointer = reinterpret_cast<std::uintptr_t>(pointer);  // unified addressing: the same address
@@ -843,7 +573,7 @@ int cuMemsetD32Async(std::uint64_t destination, unsigned int value, std::size_t 
   int code = kSuccess;
   Stream* stream = stream_for_call(stream_handle, "cuMemsetD32Async", code);
   if (stream == nullptr) return code;
-  if (side_of(stream->context->ordinal, destination, count * 4) != Side::kDevice) {
+  if (memory().side_of(stream->context->ordinal, destination, count * 4) != Side::kDevice) {
     return contract("cuMemsetD32Async outside the device's memory", kInvalidValue);
   }
   stream->enqueue([destination, value, count] {
@@ -873,11 +603,9 @@ int cuModuleLoadData(void** handle, const void* image) {
 int cuModuleGetFunction(void** handle, void* module_handle, const char* name) {
   if (handle == nullptr || module_handle == nullptr || name == nullptr) return kInvalidValue;
   auto* module = static_cast<Module*>(module_handle);
-  const auto known = kernel_names().find(name);
-  if (known == kernel_names().end() || module->image.find(".entry " + std::string(name) + "(") == std::string::npos) {
-    return kNotFound;
-  }
-  auto* function = new Function{module, known->second};
+  const auto known = pcieval::sim::kernel_named(name);
+  if (!known || module->image.find(".entry " + std::string(name) + "(") == std::string::npos) return kNotFound;
+  auto* function = new Function{module, *known};
   const std::lock_guard lock(g_mutex);
   g_functions.insert(function);
   *handle = function;
@@ -904,9 +632,26 @@ int cuLaunchKernel(void* function_handle, unsigned int grid_x, unsigned int grid
     return contract("cuLaunchKernel with a grid or block the device cannot run", kInvalidValue);
   }
   if (arguments == nullptr || extra != nullptr) return kInvalidValue;
-  const Kernel kernel = function->kernel;
-  std::vector<unsigned char> packed = pack_arguments(kernel, arguments);
-  stream->enqueue([stream, kernel, packed = std::move(packed)] { run_kernel(*stream, kernel, packed); });
+  const pcieval::sim::Kernel kernel = function->kernel;
+  std::vector<unsigned char> packed = pcieval::sim::pack_arguments(kernel, arguments);
+  stream->enqueue([stream, kernel, packed = std::move(packed)] {
+    const int ordinal = stream->context->ordinal;
+    pcieval::sim::KernelDevice device;
+    device.reaches = [ordinal](std::uintptr_t pointer, std::size_t bytes) {
+      return memory().reaches(ordinal, pointer, bytes);
+    };
+    device.pinned_host = [ordinal](std::uintptr_t pointer, std::size_t bytes) {
+      return memory().side_of(ordinal, pointer, bytes) == Side::kPinnedHost;
+    };
+    device.landed = [ordinal](void* destination, std::size_t bytes) { corrupt_if_faulty(ordinal, destination, bytes); };
+    device.transfer = [stream, ordinal](bool to_device, double bytes) {
+      timed_transfer(*stream, to_device, bytes,
+                     node()->devices()[static_cast<std::size_t>(ordinal)].spec.sm_efficiency);
+    };
+    device.wait = [stream](const std::function<bool()>& ready) { node()->wait(stream->worker, ready); };
+    // An address the device cannot reach is CUDA's sticky illegal address.
+    if (!pcieval::sim::run_kernel(kernel, packed, device)) stream->context->sticky.store(kIllegalAddress);
+  });
   return kSuccess;
 }
 

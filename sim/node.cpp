@@ -82,18 +82,14 @@ Contracts& contracts() {
 // --- Worker
 
 void Worker::change(State next, std::function<bool()> ready) {
-  State before = State::kIdle;
   {
     const std::lock_guard lock(mutex_);
-    before = state_.load(std::memory_order_acquire);
     if (next == State::kWaiting) ready_ = std::move(ready);
     state_.store(next, std::memory_order_release);
   }
   // Outside the worker's lock: the timeline takes the node's lock, then the
   // worker's.
-  if (node_ == nullptr) return;
-  if (before != State::kRunning && next == State::kRunning) node_->running_changed(+1);
-  if (before == State::kRunning && next != State::kRunning) node_->running_changed(-1);
+  if (node_ != nullptr) node_->worker_changed();
 }
 
 void Worker::set_waiting(std::function<bool()> ready) { change(State::kWaiting, std::move(ready)); }
@@ -238,9 +234,8 @@ std::int64_t Node::now_ns() {
   return virtual_ns_ + std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - idle_since_).count();
 }
 
-void Node::running_changed(int delta) {
+void Node::worker_changed() {
   const std::lock_guard lock(mutex_);
-  running_workers_ += delta;
   update_idle_locked(Clock::now());
 }
 
@@ -248,8 +243,8 @@ void Node::update_idle_locked(Clock::time_point now) {
   // Not idle while a worker runs, or waits for something already there (a
   // copy that just ended: its end event is stamped before any host time
   // passes): Worker::active.
-  const bool idle = flows_.empty() && running_workers_ == 0 &&
-                    std::none_of(workers_.begin(), workers_.end(), [](const Worker* w) { return w->active(); });
+  const bool idle =
+      flows_.empty() && std::none_of(workers_.begin(), workers_.end(), [](const Worker* w) { return w->active(); });
   if (idle == idle_) return;
   if (idle_) {
     virtual_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(now - idle_since_).count();
@@ -292,10 +287,6 @@ std::shared_ptr<Flow> Node::start_flow(int ordinal, bool to_device, double bytes
 
 double Node::lone_copy_gbps(int ordinal, bool to_device, double efficiency) {
   const std::lock_guard lock(mutex_);
-  Flow lone;
-  lone.ordinal = ordinal;
-  lone.to_device = to_device;
-  lone.efficiency = efficiency;
   double rate = std::numeric_limits<double>::infinity();
   const Device& device = devices_[static_cast<std::size_t>(ordinal)];
   for (std::size_t i = 0; i < device.hops.size(); ++i) {

@@ -126,11 +126,11 @@ class Node {
   [[nodiscard]] double pageable_seconds(int ordinal, bool to_device, double bytes);
   // Blocks the calling worker until `ready()`, letting the clock advance.
   void wait(Worker& worker, const std::function<bool()>& ready);
-  // A worker started (+1) or stopped (-1) running host-side work: while any
-  // does, or a copy is in flight, the clock does not run as the host's. The
-  // change takes effect exactly now, so an event stamped next carries the
-  // host time that passed and no more.
-  void running_changed(int delta);
+  // A worker started or stopped running host-side work: while any does, or
+  // a copy is in flight, the clock does not run as the host's. The change
+  // takes effect exactly now, so an event stamped next carries the host time
+  // that passed and no more.
+  void worker_changed();
   void add_worker(Worker* worker);
 
   // The GB/s a lone copy gets on `ordinal`'s path now (for tests and docs).
@@ -158,7 +158,6 @@ class Node {
   // host's since idle_since_ (folded into virtual_ns_ when that ends).
   // Updated when a worker starts or stops running and when copies start or
   // end; the timeline's poll catches a worker whose wait just ended.
-  int running_workers_ = 0;
   bool idle_ = true;
   std::chrono::steady_clock::time_point idle_since_ = std::chrono::steady_clock::now();
   void update_idle_locked(std::chrono::steady_clock::time_point now);

@@ -47,6 +47,19 @@ int gpu_of(void* device, int& ordinal) {
   return g_node->lost(ordinal) ? kGpuIsLost : kSuccess;
 }
 
+const pcieval::sim::Device& device_of(int ordinal) { return g_node->devices()[static_cast<std::size_t>(ordinal)]; }
+
+// One unsigned reading of a GPU, after NVML's checks: a live handle and
+// somewhere to write it.
+template <typename Reading>
+int answer(void* device, unsigned int* value, Reading reading) {
+  int ordinal = 0;
+  if (const int code = gpu_of(device, ordinal); code != kSuccess) return code;
+  if (value == nullptr) return kInvalidArgument;
+  *value = static_cast<unsigned int>(reading(ordinal));
+  return kSuccess;
+}
+
 struct Utilization {
   unsigned int gpu;
   unsigned int memory;
@@ -112,47 +125,29 @@ int nvmlDeviceGetHandleByPciBusId_v2(const char* bus_id, void** device) {
 }
 
 int nvmlDeviceGetCurrPcieLinkGeneration(void* device, unsigned int* value) {
-  int ordinal = 0;
-  if (const int code = gpu_of(device, ordinal); code != kSuccess) return code;
-  *value = static_cast<unsigned int>(pcieval::generation_number(g_node->current_link(ordinal).gen));
-  return kSuccess;
+  return answer(device, value,
+                [](int ordinal) { return pcieval::generation_number(g_node->current_link(ordinal).gen); });
 }
 
 int nvmlDeviceGetCurrPcieLinkWidth(void* device, unsigned int* value) {
-  int ordinal = 0;
-  if (const int code = gpu_of(device, ordinal); code != kSuccess) return code;
-  *value = static_cast<unsigned int>(g_node->current_link(ordinal).width);
-  return kSuccess;
+  return answer(device, value, [](int ordinal) { return g_node->current_link(ordinal).width; });
 }
 
 int nvmlDeviceGetMaxPcieLinkGeneration(void* device, unsigned int* value) {
-  int ordinal = 0;
-  if (const int code = gpu_of(device, ordinal); code != kSuccess) return code;
-  *value = static_cast<unsigned int>(
-      pcieval::generation_number(g_node->devices()[static_cast<std::size_t>(ordinal)].system_max_link.gen));
-  return kSuccess;
+  return answer(device, value,
+                [](int ordinal) { return pcieval::generation_number(device_of(ordinal).system_max_link.gen); });
 }
 
 int nvmlDeviceGetGpuMaxPcieLinkGeneration(void* device, unsigned int* value) {
-  int ordinal = 0;
-  if (const int code = gpu_of(device, ordinal); code != kSuccess) return code;
-  *value = static_cast<unsigned int>(
-      pcieval::generation_number(g_node->devices()[static_cast<std::size_t>(ordinal)].max_link.gen));
-  return kSuccess;
+  return answer(device, value, [](int ordinal) { return pcieval::generation_number(device_of(ordinal).max_link.gen); });
 }
 
 int nvmlDeviceGetMaxPcieLinkWidth(void* device, unsigned int* value) {
-  int ordinal = 0;
-  if (const int code = gpu_of(device, ordinal); code != kSuccess) return code;
-  *value = static_cast<unsigned int>(g_node->devices()[static_cast<std::size_t>(ordinal)].system_max_link.width);
-  return kSuccess;
+  return answer(device, value, [](int ordinal) { return device_of(ordinal).system_max_link.width; });
 }
 
 int nvmlDeviceGetPcieReplayCounter(void* device, unsigned int* value) {
-  int ordinal = 0;
-  if (const int code = gpu_of(device, ordinal); code != kSuccess) return code;
-  *value = 0;
-  return kSuccess;
+  return answer(device, value, [](int /*ordinal*/) { return 0; });
 }
 
 int nvmlDeviceGetPcieThroughput(void* device, int counter, unsigned int* value) {
@@ -173,7 +168,7 @@ int nvmlDeviceGetPerformanceState(void* device, int* state) {
 int nvmlDeviceGetName(void* device, char* name, unsigned int length) {
   int ordinal = 0;
   if (const int code = gpu_of(device, ordinal); code != kSuccess) return code;
-  const std::string& text = g_node->devices()[static_cast<std::size_t>(ordinal)].name;
+  const std::string& text = device_of(ordinal).name;
   if (text.size() + 1 > length) return kInsufficientSize;
   std::memcpy(name, text.c_str(), text.size() + 1);
   return kSuccess;

@@ -178,7 +178,8 @@ Result<Scenario> parse_scenario(std::string_view json_text, const fs::path& file
   scenario.file = fs::absolute(file).lexically_normal();
   const fs::path machine(document.at("machine").get<std::string>());
   scenario.machine = (machine.is_absolute() ? machine : scenario.file.parent_path() / machine).lexically_normal();
-  if (scenario.machine.has_filename() == false) scenario.machine = scenario.machine.parent_path();
+  // "machine/" names the same folder as "machine".
+  if (!scenario.machine.has_filename()) scenario.machine = scenario.machine.parent_path();
   if (document.contains("gpus")) {
     const Json& gpus = document.at("gpus");
     if (!gpus.is_object()) return make_error("gpus: not an object keyed by PCI address");

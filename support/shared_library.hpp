@@ -4,12 +4,25 @@
 // (bench/nccl_library.hpp).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 
 #include "model/result.hpp"
 
 namespace pcieval {
+
+// Fills a table's entry `slot` (a function pointer) with what `lookup`
+// (dlsym, or a test's table) finds for the exported symbol `name`; false,
+// with `slot` null, when the library lacks it. The tables of NVML, NCCL and
+// the CUDA driver are filled this way.
+template <class Fn>
+bool bind_symbol(Fn& slot, const char* name, const std::function<void*(const char*)>& lookup) {
+  void* address = lookup(name);
+  // POSIX guarantees a data pointer from dlsym converts to a function pointer.
+  slot = reinterpret_cast<Fn>(address);  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast)
+  return address != nullptr;
+}
 
 // The library to open: the value of environment variable `variable` when it
 // is set and not empty (PCIEVAL_CUDA_LIBRARY, PCIEVAL_NVML_LIBRARY,

@@ -53,14 +53,6 @@ constexpr EnumNames<NvmlReturn, 4> kInitHints{{
     {kNvmlErrorLibraryNotFound, "NVML could not find its own libraries"},
 }};
 
-template <class Fn>
-bool bind_symbol(Fn& slot, const char* name, const std::function<void*(const char*)>& lookup) {
-  void* address = lookup(name);
-  // POSIX guarantees a data pointer from dlsym converts to a function pointer.
-  slot = reinterpret_cast<Fn>(address);  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast)
-  return address != nullptr;
-}
-
 }  // namespace
 
 std::string nvml_return_name(NvmlReturn code) {

@@ -24,9 +24,9 @@ Result<CuContext> primary_context(const CudaDriverApi& api, int ordinal) {
   const std::lock_guard lock(contexts.mutex);
   if (const auto found = contexts.by_ordinal.find(ordinal); found != contexts.by_ordinal.end()) return found->second;
   CuDevice device = 0;
-  PCIEVAL_CU_TRY(api.device_get(&device, ordinal));
+  PCIEVAL_CU_TRY("cuDeviceGet", api.device_get(&device, ordinal));
   CuContext context = nullptr;
-  PCIEVAL_CU_TRY(api.device_primary_ctx_retain(&context, device));
+  PCIEVAL_CU_TRY("cuDevicePrimaryCtxRetain", api.device_primary_ctx_retain(&context, device));
   contexts.by_ordinal.emplace(ordinal, context);
   return context;
 }

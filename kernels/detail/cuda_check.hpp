@@ -19,14 +19,9 @@ namespace pcieval::detail {
 // other, and only objects made after it have destructors that call in.
 [[nodiscard]] const CudaDriverApi& cu();
 
-// "cuMemAlloc_v2: CUDA_ERROR_OUT_OF_MEMORY (out of memory)". `call` may be
-// the whole call text (from PCIEVAL_CU_TRY); only the function name is kept.
-inline Error cuda_error(const char* call, CuResult code) {
-  std::string name(call);
-  name = name.substr(0, name.find('('));
-  if (const auto arrow = name.find("->"); arrow != std::string::npos) name = name.substr(arrow + 2);
-  return make_error(cuda_error_text(name, code));
-}
+// "cuMemAlloc_v2: CUDA_ERROR_OUT_OF_MEMORY (out of memory)": `call` is the
+// driver entry point's name.
+inline Error cuda_error(const char* call, CuResult code) { return make_error(cuda_error_text(call, code)); }
 
 inline Status cuda_status(const char* call, CuResult code) {
   if (code == kCudaSuccess) return ok_status();
@@ -130,14 +125,16 @@ inline Error host_work_call_error(int ordinal, DeadlineOutcome outcome, const st
 }  // namespace pcieval::detail
 
 // Returns the error of a failed driver call from the enclosing function,
-// whose return type is a Result or Status.
-#define PCIEVAL_CU_TRY(call)                                          \
-  do {                                                                \
-    const ::pcieval::CuResult pcieval_cuda_code = (call);             \
-    if (pcieval_cuda_code != ::pcieval::kCudaSuccess) {               \
-      return ::pcieval::detail::cuda_error(#call, pcieval_cuda_code); \
-    }                                                                 \
+// whose return type is a Result or Status; `name` is the entry point called
+// ("cuStreamCreate"), which the error names.
+#define PCIEVAL_CU_TRY(name, call)                                   \
+  do {                                                               \
+    const ::pcieval::CuResult pcieval_cuda_code = (call);            \
+    if (pcieval_cuda_code != ::pcieval::kCudaSuccess) {              \
+      return ::pcieval::detail::cuda_error(name, pcieval_cuda_code); \
+    }                                                                \
   } while (false)
+
 // Returns from the enclosing function when a Status-valued expression failed.
 #define PCIEVAL_TRY_STATUS(expr)     \
   do {                               \

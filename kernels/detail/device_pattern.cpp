@@ -79,7 +79,7 @@ Result<std::uint64_t> count_mismatches_with(const Stream& stream, int blocks, co
                                             const PinnedHostBuffer& readback) {
   PCIEVAL_TRY_STATUS(use_device(stream.ordinal()));
   // Two 32-bit zeros: the count is one 64-bit word.
-  PCIEVAL_CU_TRY(cu().memset_d32_async(device_address(counter.data()), 0U, 2, stream.handle()));
+  PCIEVAL_CU_TRY("cuMemsetD32Async", cu().memset_d32_async(device_address(counter.data()), 0U, 2, stream.handle()));
   PCIEVAL_TRY_STATUS(launch_count_mismatches(stream, blocks, data, bytes, seed, counter.data()));
   // The check may read mapped host memory over PCIe: its deadline grows
   // with the bytes, as a copy's does.

@@ -82,11 +82,13 @@ Result<int> saturating_blocks(int ordinal, Kernel kernel) {
   PCIEVAL_ASSIGN_OR_RETURN(CuFunction function, kernel_function(ordinal, kernel));
   const CudaDriverApi& api = cu();
   CuDevice device = 0;
-  PCIEVAL_CU_TRY(api.device_get(&device, ordinal));
+  PCIEVAL_CU_TRY("cuDeviceGet", api.device_get(&device, ordinal));
   int sm_count = 0;
-  PCIEVAL_CU_TRY(api.device_get_attribute(&sm_count, kCuDeviceAttributeMultiprocessorCount, device));
+  PCIEVAL_CU_TRY("cuDeviceGetAttribute",
+                 api.device_get_attribute(&sm_count, kCuDeviceAttributeMultiprocessorCount, device));
   int per_sm = 0;
   PCIEVAL_CU_TRY(
+      "cuOccupancyMaxActiveBlocksPerMultiprocessor",
       api.occupancy_max_active_blocks_per_multiprocessor(&per_sm, function, static_cast<int>(kThreadsPerBlock), 0));
   return sm_count * (per_sm > 0 ? per_sm : 1);
 }

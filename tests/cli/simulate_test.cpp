@@ -54,7 +54,8 @@ class Simulate : public ::testing::Test {
     if (document_.is_discarded()) return "no results document";
     std::string text = document_["summary"].get<std::string>();
     for (const Json& verdict : document_["verdicts"]) {
-      if (verdict["status"] != "pass") text += "\n  " + verdict["subject"].get<std::string>() + ": " + verdict["reason"].get<std::string>();
+      if (verdict["status"] != "pass")
+        text += "\n  " + verdict["subject"].get<std::string>() + ": " + verdict["reason"].get<std::string>();
     }
     return text;
   }

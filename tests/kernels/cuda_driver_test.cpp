@@ -13,6 +13,7 @@
 #include <string>
 
 #include "kernels/cuda_device.hpp"
+#include "kernels/detail/cuda_check.hpp"
 #include "kernels/detail/module.hpp"
 
 namespace pcieval {
@@ -84,6 +85,20 @@ TEST(CudaDriverErrors, StickyErrorsAreTheOnesThatLeaveTheContextUnusable) {
   for (CuResult sticky : {214, 700, 702, 714, 715, 716, 717, 718, 719}) EXPECT_TRUE(cuda_error_is_sticky(sticky));
   // Out of memory, an invalid value, not ready, no device: the context lives on.
   for (CuResult recoverable : {0, 1, 2, 100, 101, 600, 999}) EXPECT_FALSE(cuda_error_is_sticky(recoverable));
+}
+
+// An error names the driver's entry point as a user can look it up, not the
+// C++ expression that called it (which read "api.stream_create(...)").
+Status create_stream_failing_with(CuResult code) {
+  PCIEVAL_CU_TRY("cuStreamCreate", code);
+  return ok_status();
+}
+
+TEST(CudaDriverErrors, AFailedCallNamesItsEntryPoint) {
+  const Status failed = create_stream_failing_with(801);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_THAT(failed.error().message, ::testing::StartsWith("cuStreamCreate: "));
+  EXPECT_TRUE(create_stream_failing_with(0).ok());
 }
 
 // The module the driver compiles on every GPU: what R535 accepts, and every

@@ -12,8 +12,28 @@
 namespace {
 
 constexpr int kSuccess = 0;
+constexpr int kInvalidValue = 1;
 constexpr int kNoDevice = 100;
 constexpr int kNotSupported = 801;
+
+// The codes this stand-in returns, named as the real driver names them.
+struct ErrorText {
+  int code;
+  const char* name;
+  const char* text;
+};
+constexpr ErrorText kErrorTexts[] = {
+    {kSuccess, "CUDA_SUCCESS", "no error"},
+    {kNoDevice, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+    {kNotSupported, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
+};
+
+const ErrorText* error_text(int code) {
+  for (const ErrorText& known : kErrorTexts) {
+    if (known.code == code) return &known;
+  }
+  return nullptr;
+}
 
 }  // namespace
 
@@ -28,36 +48,14 @@ int cuDriverGetVersion(int* version) {
   return kSuccess;
 }
 int cuGetErrorName(int code, const char** name) {
-  switch (code) {
-    case kSuccess:
-      *name = "CUDA_SUCCESS";
-      return kSuccess;
-    case kNoDevice:
-      *name = "CUDA_ERROR_NO_DEVICE";
-      return kSuccess;
-    case kNotSupported:
-      *name = "CUDA_ERROR_NOT_SUPPORTED";
-      return kSuccess;
-    default:
-      *name = nullptr;
-      return 1;  // CUDA_ERROR_INVALID_VALUE
-  }
+  const ErrorText* known = error_text(code);
+  *name = known == nullptr ? nullptr : known->name;
+  return known == nullptr ? kInvalidValue : kSuccess;
 }
 int cuGetErrorString(int code, const char** text) {
-  switch (code) {
-    case kSuccess:
-      *text = "no error";
-      return kSuccess;
-    case kNoDevice:
-      *text = "no CUDA-capable device is detected";
-      return kSuccess;
-    case kNotSupported:
-      *text = "operation not supported";
-      return kSuccess;
-    default:
-      *text = nullptr;
-      return 1;
-  }
+  const ErrorText* known = error_text(code);
+  *text = known == nullptr ? nullptr : known->text;
+  return known == nullptr ? kInvalidValue : kSuccess;
 }
 int cuDeviceGetCount(int* count) {
   *count = 0;

@@ -63,7 +63,8 @@ class MpiFleet : public ScratchDirTest {
 
   CliRun mpirun(int ranks, const std::string& args, const std::string& environment = "") {
     const std::string command =
-        environment + "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 mpirun --oversubscribe -np " +
+        environment +
+        "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 mpirun --oversubscribe -np " +
         std::to_string(ranks) + " " + PCIEVAL_BINARY + " check --sysfs-root " +
         shell_quote((dir_ / "node{rank}" / "sys").string()) + " --topology-xml " +
         shell_quote((dir_ / "node{rank}" / "topology.xml").string()) + " " + args;
