@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 
@@ -55,8 +56,11 @@ std::optional<Verdict> interrupted_verdict(const Evidence& evidence) {
   return verdict;
 }
 
-// Measurements that are the same experiment in every round.
-using SeriesKey = std::tuple<std::string, std::string, Direction, CopyMethod, HostMemory, Aggregation, std::uint64_t>;
+// Measurements that are the same experiment in every round: the same probe,
+// subject and copy, over the same GPUs (a GPU retired in one round leaves the
+// others of its group a shared uplink to themselves).
+using SeriesKey = std::tuple<std::string, std::string, Direction, CopyMethod, HostMemory, Aggregation, std::uint64_t,
+                             std::vector<PciAddress>>;
 
 std::vector<Verdict> dip_verdicts(const Evidence& evidence, const SoakRecord& soak, const ThresholdProfile& profile) {
   struct Point {
@@ -66,9 +70,23 @@ std::vector<Verdict> dip_verdicts(const Evidence& evidence, const SoakRecord& so
   std::map<SeriesKey, std::vector<Point>> series;
   std::vector<SeriesKey> order;
   for (const SoakRound& round : soak.rounds) {
+    // Who copied together in each probe of this round: a GPU's entry of a
+    // group probe lists only itself, but its rate depends on every GPU
+    // beside it.
+    std::map<std::string, std::set<PciAddress>> together;
+    for (const Measurement& m : round.measurements) together[m.probe].insert(m.gpus.begin(), m.gpus.end());
     for (const Measurement& m : round.measurements) {
       if (m.gpus.empty() || m.trials_gbps.empty()) continue;
-      const SeriesKey key{m.probe, m.subject, m.direction, m.method, m.host_memory, m.aggregation, m.size_bytes};
+      // A pageable copy is staged through the driver's buffer by the CPU: a
+      // busy host slows it with the link untouched. The pinned copies of the
+      // same GPU in the same round judge the link.
+      if (m.host_memory != HostMemory::kPinned) continue;
+      const bool shared = m.aggregation != Aggregation::kAlone && m.aggregation != Aggregation::kWithReverse;
+      std::vector<PciAddress> gpus = m.gpus;
+      if (shared) gpus.assign(together[m.probe].begin(), together[m.probe].end());
+      std::sort(gpus.begin(), gpus.end());
+      const SeriesKey key{m.probe,       m.subject,     m.direction,  m.method,
+                          m.host_memory, m.aggregation, m.size_bytes, std::move(gpus)};
       auto& points = series[key];
       if (points.empty()) order.push_back(key);
       points.push_back({&round, &m});

@@ -129,6 +129,51 @@ TEST(SoakRules, TheHostCeilingIsContextNotJudged) {
   EXPECT_THAT(judge_soak(evidence, ThresholdProfile{}), IsEmpty());
 }
 
+TEST(SoakRules, PageableCopiesAreHostWorkNotJudgedForDips) {
+  // The driver stages a pageable copy through its own pinned buffer with the
+  // CPU: a busy host halves it with the link untouched (seen first on the
+  // simulated node, whose pageable copies run in the host's time).
+  Evidence evidence = soak_of({54.0, 54.0, 54.0}, {});
+  const double pageable_gbps[] = {8.9, 5.3, 9.0};
+  for (std::size_t i = 0; i < 3; ++i) {
+    Measurement m = h2d(pageable_gbps[i]);
+    m.probe = "pageable_ce";
+    m.host_memory = HostMemory::kPageable;
+    evidence.soak->rounds[i].measurements.push_back(m);
+  }
+  EXPECT_THAT(judge_soak(evidence, ThresholdProfile{}), IsEmpty());
+}
+
+TEST(SoakRules, AGroupMeasurementIsComparedOnlyAcrossRoundsWithTheSameGpus) {
+  // Two GPUs under one switch share its uplink: 13 GB/s each while both copy.
+  // One falls off the bus in round 2 and the other gets the uplink to
+  // itself: 19.7 GB/s is not the same experiment, and round 1 did not dip.
+  Evidence evidence = soak_of({54.0, 54.0, 54.0}, {});
+  const auto group = [](double gbps, std::vector<PciAddress> gpus) {
+    Measurement m = h2d(gbps);
+    m.probe = "all_gpus_ce";
+    m.subject = "0000:83:00.0";
+    m.aggregation = Aggregation::kTotalOverWallTime;
+    m.gpus = std::move(gpus);
+    return m;
+  };
+  const PciAddress a = bdf("0000:84:00.0");
+  const PciAddress b = bdf("0000:85:00.0");
+  // The port's total lists both GPUs; each GPU's own entry (with_peers) only
+  // itself.
+  evidence.soak->rounds[0].measurements.push_back(group(26.4, {a, b}));
+  for (std::size_t i = 0; i < 3; ++i) {
+    Measurement mine = group(i == 0 ? 13.2 : 19.7, {b});
+    mine.subject = "0000:85:00.0";
+    mine.aggregation = Aggregation::kWithPeers;
+    evidence.soak->rounds[i].measurements.push_back(mine);
+  }
+  EXPECT_THAT(judge_soak(evidence, ThresholdProfile{}), IsEmpty());
+  // The same GPUs in every round: a dip is still a dip.
+  evidence.soak->rounds[0].measurements.erase(evidence.soak->rounds[0].measurements.end() - 2);
+  EXPECT_THAT(judge_soak(evidence, ThresholdProfile{}), SizeIs(1));
+}
+
 TEST(SoakRules, ALinkLowForOneRoundUnderLoadFailsNamingTheHop) {
   const LinkState gen3{PcieGen::kGen3, 16};
   const Evidence evidence = soak_of({54.0, 54.0, 54.0}, {kGen5x16, gen3, kGen5x16});
