@@ -561,7 +561,23 @@ std::string summarize(const std::vector<Verdict>& verdicts, const Evidence& evid
                       " at their own link capability (ports above not in the evidence)");
     }
     if (!bandwidth.empty()) {
-      parts.push_back("copy bandwidth of " + count(bandwidth.size(), "GPU", "GPUs") + " within budget");
+      // Subjects are GPUs, switch ports whose GPUs copied together, and the
+      // GPUs of an all-reduce ("8 GPUs"): each counted as what it is.
+      std::size_t gpus = 0;
+      std::size_t ports = 0;
+      for (const std::string& subject : bandwidth) {
+        if (parse_pci_address(subject).ok()) {
+          ++gpus;
+        } else if (subject.starts_with("port ")) {
+          ++ports;
+        }
+      }
+      const std::size_t groups = bandwidth.size() - gpus - ports;
+      std::string what;
+      if (gpus > 0) what = count(gpus, "GPU", "GPUs");
+      if (ports > 0) what += (what.empty() ? "" : ", ") + count(ports, "shared port", "shared ports");
+      if (groups > 0) what += (what.empty() ? "" : ", ") + count(groups, "GPU group", "GPU groups");
+      parts.push_back("copy bandwidth of " + what + " within budget");
     }
     if (!other.empty()) parts.push_back(count(other.size(), "other check", "other checks") + " passed");
     for (std::size_t i = 0; i < parts.size(); ++i) line += (i == 0 ? "" : ", ") + parts[i];

@@ -330,6 +330,22 @@ TEST(Summary, OneLineNamingTheFirstFailureAndTheCount) {
   EXPECT_EQ(line.find('\n'), std::string::npos);
 }
 
+TEST(Summary, APassCountsGpusPortsAndGroupsEachAsWhatTheyAre) {
+  // Two GPUs under one switch port, both copying alone and together, and an
+  // all-reduce over both: two GPUs, not four.
+  const auto passing = [](const char* subject) {
+    Verdict v;
+    v.subject = subject;
+    v.status = VerdictStatus::kPass;
+    v.code = ReasonCode::kBandwidthAtBudget;
+    return v;
+  };
+  const std::vector<Verdict> verdicts{passing("0000:03:00.0"), passing("0000:04:00.0"), passing("port 0000:01:00.0"),
+                                      passing("2 GPUs")};
+  EXPECT_EQ(summarize(verdicts, Evidence{}),
+            "pcieval pass: copy bandwidth of 2 GPUs, 1 shared port, 1 GPU group within budget");
+}
+
 TEST(Summary, NothingToJudgeSaysSo) {
   DeviceRecord virtio;
   virtio.function.bdf = bdf("0000:00:03.0");
