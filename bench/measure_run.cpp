@@ -11,6 +11,7 @@
 
 #include "bench/gpu_preconditions.hpp"
 #include "bench/probe.hpp"
+#include "kernels/cuda_driver.hpp"
 #include "support/shared_library.hpp"
 #include "topology/error_counters.hpp"
 #include "topology/hwloc_locality.hpp"
@@ -179,6 +180,8 @@ void measure_machine(Evidence& evidence, const ProbeOptions& options, const Meas
     RoundOutcome round;
     round.index = index;
     round.start_s = elapsed_s();
+    // The simulated node arms the faults its scenario sets for this round.
+    if (options.config.simulated_node) tell_simulator_round(index);
     if (gpus && !sampling_failed) {
       if (auto sampling = sampler.start(); !sampling) {
         evidence.notes.push_back("link sampling did not start: " + sampling.error().message);

@@ -157,6 +157,7 @@ struct LoadedDriver {
   CudaDriverApi api;
   CudaDriverInfo info;
   std::optional<Error> error;
+  void (*simulator_round)(int) = nullptr;  // pcieval_sim_begin_round: the simulator's only
 };
 
 LoadedDriver load_driver() {
@@ -183,6 +184,8 @@ LoadedDriver load_driver() {
     return loaded;
   }
   loaded.api = api.value();
+  static_cast<void>(bind_symbol(loaded.simulator_round, "pcieval_sim_begin_round",
+                                [&opened](const char* symbol) { return opened.symbol(symbol); }));
   if (const CuResult code = loaded.api.init(0); code != kCudaSuccess) {
     loaded.error = make_error(error_text(loaded.api, "cuInit", code));
     return loaded;
@@ -231,6 +234,11 @@ Result<const CudaDriverApi*> cuda_driver() {
   const LoadedDriver& driver = loaded_driver();
   if (driver.error) return *driver.error;
   return &driver.api;
+}
+
+void tell_simulator_round(int round) {
+  const LoadedDriver& driver = loaded_driver();
+  if (!driver.error && driver.simulator_round != nullptr) driver.simulator_round(round);
 }
 
 Result<CudaDriverInfo> cuda_driver_info() {

@@ -156,6 +156,10 @@ struct CudaDriverInfo {
 // code ("cuInit: CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)").
 // Thread-safe.
 [[nodiscard]] Result<const CudaDriverApi*> cuda_driver();
+// Tells the simulated node (sim/) that soak round `round` begins: a scenario
+// can set a fault for a round. The real driver exports no such entry, so on
+// a real node, or with no driver, this does nothing.
+void tell_simulator_round(int round);
 [[nodiscard]] Result<CudaDriverInfo> cuda_driver_info();
 
 // The NVIDIA kernel module's version ("535.129.03") from the text of

@@ -655,6 +655,12 @@ int cuLaunchKernel(void* function_handle, unsigned int grid_x, unsigned int grid
   return kSuccess;
 }
 
+// Not a CUDA entry point: pcieval's soak says each round's start
+// (tell_simulator_round), which arms the faults set for that round.
+void pcieval_sim_begin_round(int round) {
+  if (auto sim = Node::get()) sim.value()->begin_round(round);
+}
+
 int cuOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, void* function, int block_size, std::size_t shared) {
   if (blocks == nullptr || function == nullptr || block_size <= 0 || shared > 49152) return kInvalidValue;
   *blocks = std::min(32, 2048 / block_size);

@@ -37,6 +37,7 @@ using pcieval::sim::Worker;
 // ncclResult_t values (nccl.h).
 constexpr int kSuccess = 0;
 constexpr int kUnhandledCudaError = 1;
+constexpr int kSystemError = 2;
 constexpr int kInvalidArgument = 4;
 constexpr int kInvalidUsage = 5;
 constexpr int kFloat32 = 7;
@@ -60,6 +61,9 @@ struct Clique {
   std::mutex mutex;
   std::map<std::uint64_t, std::shared_ptr<Call>> calls;  // by the call's sequence number
   bool logged = false;
+  // A rank's communicator was aborted: NCCL's kernels leave their loops, so
+  // every all-reduce still waiting for a rank ends (without its sum).
+  std::atomic<bool> aborted{false};
 };
 
 struct Comm {
@@ -169,6 +173,9 @@ int ncclCommInitRank(void** comm, int ranks, UniqueId id, int rank) {
     // A bootstrap that never completes (a peer that never connects).
     for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
   }
+  if (auto node = Node::get(); node && node.value()->has_fault(ordinal, pcieval::sim::FaultKind::kNcclSetupFail)) {
+    return kSystemError;  // a bootstrap whose socket or shared memory could not be set up
+  }
   const std::lock_guard lock(g_mutex);
   std::shared_ptr<Clique>& clique = g_cliques[key_of(id)];
   if (!clique) {
@@ -207,35 +214,47 @@ int ncclAllReduce(const void* input, void* output, std::size_t count, int type, 
   const int ranks = clique->ranks;
   const int ordinal = comm->ordinal;
   auto* sim = node.value();
-  const bool queued = launch(stream, [sim, clique, call, sequence, ranks, ordinal, count, output](Worker& worker) {
-    call->arrived.fetch_add(1);
-    sim->wait(worker, [call, ranks] { return call->arrived.load() == ranks; });
-    {
-      const std::lock_guard lock(clique->mutex);
-      if (!clique->logged) {
-        clique->logged = true;
-        log_channels(*clique, clique->ordinals);
-      }
-    }
-    auto* sums = static_cast<float*>(output);
-    for (std::size_t i = 0; i < count; ++i) {
-      float sum = 0;
-      for (const float* in : call->inputs) sum += in[i];
-      sums[i] = sum;
-    }
-    // A ring all-reduce sends and receives 2(n-1)/n of the buffer.
-    const double bytes = static_cast<double>(count) * 4 * 2 * (ranks - 1) / ranks;
-    const double efficiency = sim->devices()[static_cast<std::size_t>(ordinal)].spec.copy_efficiency;
-    auto up = sim->start_flow(ordinal, false, bytes, efficiency);
-    auto down = sim->start_flow(ordinal, true, bytes, efficiency);
-    sim->wait(worker, [up, down] {
-      return up->done.load(std::memory_order_acquire) && down->done.load(std::memory_order_acquire);
-    });
-    if (call->left.fetch_add(1) + 1 == ranks) {
-      const std::lock_guard lock(clique->mutex);
-      clique->calls.erase(sequence);
-    }
-  });
+  const bool stalls = sim->has_fault(ordinal, pcieval::sim::FaultKind::kNcclAllReduceHang);
+  const bool queued =
+      launch(stream, [sim, clique, call, sequence, ranks, ordinal, count, output, stalls](Worker& worker) {
+        // NCCL's kernel runs from here to the end of the call (a waiting one too).
+        sim->kernel_started(ordinal);
+        struct Running {
+          Node* sim;
+          int ordinal;
+          ~Running() { sim->kernel_ended(ordinal); }
+        } running{sim, ordinal};
+        // A rank that never joins stalls the ring: every rank's kernel spins
+        // until its communicator is aborted.
+        if (!stalls) call->arrived.fetch_add(1);
+        sim->wait(worker, [call, ranks, clique] { return call->arrived.load() == ranks || clique->aborted.load(); });
+        if (clique->aborted.load()) return;
+        {
+          const std::lock_guard lock(clique->mutex);
+          if (!clique->logged) {
+            clique->logged = true;
+            log_channels(*clique, clique->ordinals);
+          }
+        }
+        auto* sums = static_cast<float*>(output);
+        for (std::size_t i = 0; i < count; ++i) {
+          float sum = 0;
+          for (const float* in : call->inputs) sum += in[i];
+          sums[i] = sum;
+        }
+        // A ring all-reduce sends and receives 2(n-1)/n of the buffer.
+        const double bytes = static_cast<double>(count) * 4 * 2 * (ranks - 1) / ranks;
+        const double efficiency = sim->devices()[static_cast<std::size_t>(ordinal)].spec.copy_efficiency;
+        auto up = sim->start_flow(ordinal, false, bytes, efficiency);
+        auto down = sim->start_flow(ordinal, true, bytes, efficiency);
+        sim->wait(worker, [up, down] {
+          return up->done.load(std::memory_order_acquire) && down->done.load(std::memory_order_acquire);
+        });
+        if (call->left.fetch_add(1) + 1 == ranks) {
+          const std::lock_guard lock(clique->mutex);
+          clique->calls.erase(sequence);
+        }
+      });
   return queued ? kSuccess : kInvalidUsage;
 }
 
@@ -246,6 +265,7 @@ int ncclCommGetAsyncError(void* comm, int* error) {
 }
 
 int ncclCommAbort(void* comm) {
+  if (comm != nullptr) static_cast<Comm*>(comm)->clique->aborted.store(true);
   delete static_cast<Comm*>(comm);
   return kSuccess;
 }
@@ -261,6 +281,8 @@ const char* ncclGetErrorString(int code) {
       return "no error";
     case kUnhandledCudaError:
       return "unhandled cuda error";
+    case kSystemError:
+      return "unhandled system error";
     case kInvalidArgument:
       return "invalid argument";
     case kInvalidUsage:

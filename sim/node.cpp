@@ -179,6 +179,7 @@ Status Node::load() {
         device.system_max_link = lower_of(device.max_link, *port_max);
       }
     }
+    device.numa_node = static_cast<int>(std::strtol(read_text(dir / "numa_node").c_str(), nullptr, 10));
     devices_.push_back(std::move(device));
   }
   dynamic_.resize(devices_.size());
@@ -293,6 +294,7 @@ double Node::lone_copy_gbps(int ordinal, bool to_device, double efficiency) {
     const LinkState link = i == 0 ? loaded_link_locked(ordinal) : device.hops[i].link;
     rate = std::min(rate, budget_bytes_per_s(link, to_device) * efficiency);
   }
+  if (const double limit = host_limit_bytes_per_s(device); limit > 0) rate = std::min(rate, limit);
   return rate / 1e9;
 }
 
@@ -314,6 +316,11 @@ void Node::wait(Worker& worker, const std::function<bool()>& ready) {
   worker.set_running();
 }
 
+double Node::host_limit_bytes_per_s(const Device& device) const {
+  const auto limit = scenario_.host_numa_gbps.find(device.numa_node);
+  return limit == scenario_.host_numa_gbps.end() ? 0 : limit->second * 1e9;
+}
+
 double Node::rate_locked(const Flow& flow) const {
   if (flow.hangs) return 0;
   const Device& device = devices_[static_cast<std::size_t>(flow.ordinal)];
@@ -331,13 +338,51 @@ double Node::rate_locked(const Flow& flow) const {
     }
     rate = std::min(rate, budget_bytes_per_s(link, flow.to_device) * flow.efficiency / std::max(sharing, 1));
   }
+  // The host's memory: every copy of the GPUs of one NUMA node, both
+  // directions, reads or writes that node's memory.
+  if (const double limit = host_limit_bytes_per_s(device); limit > 0) {
+    const auto sharing = std::count_if(flows_.begin(), flows_.end(), [&](const auto& other) {
+      return !other->hangs && devices_[static_cast<std::size_t>(other->ordinal)].numa_node == device.numa_node;
+    });
+    rate = std::min(rate, limit / static_cast<double>(std::max<std::ptrdiff_t>(sharing, 1)));
+  }
   return rate;
+}
+
+void Node::kernel_started(int ordinal) {
+  const std::lock_guard lock(mutex_);
+  Dynamic& state = dynamic_[static_cast<std::size_t>(ordinal)];
+  ++state.kernels;
+  state.last_busy = Clock::now();
+  write_link_locked(ordinal);
+}
+
+void Node::kernel_ended(int ordinal) {
+  const std::lock_guard lock(mutex_);
+  Dynamic& state = dynamic_[static_cast<std::size_t>(ordinal)];
+  --state.kernels;
+  state.last_busy = Clock::now();
+}
+
+void Node::begin_round(int round) {
+  const std::lock_guard lock(mutex_);
+  round_ = round;
+  for (Dynamic& state : dynamic_) state.load_at_round_s = state.load_s;
+}
+
+std::optional<double> Node::seconds_to_fault_locked(int ordinal, const Fault& fault) const {
+  if (fault.at_round && round_ < *fault.at_round) return std::nullopt;
+  const Dynamic& state = dynamic_[static_cast<std::size_t>(ordinal)];
+  const double counted_s = fault.at_round ? state.load_s - state.load_at_round_s : state.load_s;
+  return fault.after_load_s - counted_s;
 }
 
 void Node::fire_faults_locked(Device& device) {
   Dynamic& state = dynamic_[static_cast<std::size_t>(device.ordinal)];
   for (const Fault& fault : device.spec.faults) {
-    if (state.load_s + 1e-12 < fault.after_load_s) continue;
+    if (fault.kind != FaultKind::kLink && fault.kind != FaultKind::kFellOffBus) continue;
+    const std::optional<double> to_go_s = seconds_to_fault_locked(device.ordinal, fault);
+    if (!to_go_s || *to_go_s > 1e-12) continue;
     if (fault.kind == FaultKind::kLink && !state.fault_link) {
       state.fault_link = fault.link;
       write_link_locked(device.ordinal);
@@ -366,12 +411,10 @@ bool Node::advance_locked() {
     if (rates[i] > 0) copying.insert(flows_[i]->ordinal);
   }
   for (int ordinal : copying) {
-    const Dynamic& state = dynamic_[static_cast<std::size_t>(ordinal)];
     for (const Fault& fault : devices_[static_cast<std::size_t>(ordinal)].spec.faults) {
-      if ((fault.kind == FaultKind::kLink || fault.kind == FaultKind::kFellOffBus) &&
-          fault.after_load_s > state.load_s) {
-        step_s = std::min(step_s, fault.after_load_s - state.load_s);
-      }
+      if (fault.kind != FaultKind::kLink && fault.kind != FaultKind::kFellOffBus) continue;
+      const std::optional<double> to_go_s = seconds_to_fault_locked(ordinal, fault);
+      if (to_go_s && *to_go_s > 0) step_s = std::min(step_s, *to_go_s);
     }
   }
   if (!std::isfinite(step_s)) return false;  // every copy hangs
@@ -411,6 +454,9 @@ void Node::run_timeline() {
       // A copy in flight keeps its GPU busy, a hung one too: the GPU has DMA
       // outstanding, and its link does not go idle under it.
       for (const auto& flow : flows_) dynamic_[static_cast<std::size_t>(flow->ordinal)].last_busy = now;
+      for (Dynamic& state : dynamic_) {
+        if (state.kernels > 0) state.last_busy = now;
+      }
       for (const Device& device : devices_) write_link_locked(device.ordinal);
     }
     update_idle_locked(now);

@@ -54,6 +54,9 @@ struct Device {
   std::vector<Hop> hops;      // [0]: the GPU's own link
   LinkState max_link;         // the GPU's own capability (max_link_*)
   LinkState system_max_link;  // the lower of the GPU's and its port's capability (NVML's "max")
+  // The GPU's NUMA node (the tree's numa_node; -1 unknown): its host buffers
+  // are taken to live there, as pcieval places them.
+  int numa_node = -1;
 };
 
 // A simulated stream's worker, as the timeline sees it: the clock advances
@@ -133,6 +136,17 @@ class Node {
   void worker_changed();
   void add_worker(Worker* worker);
 
+  // A kernel that moves no bytes (an all-reduce waiting for its ring) starts
+  // or ends on the GPU: a GPU running a kernel is in P0 and keeps its link
+  // trained, as one that copies does.
+  void kernel_started(int ordinal);
+  void kernel_ended(int ordinal);
+
+  // Soak round `round` begins (pcieval says so through
+  // pcieval_sim_begin_round; a plain check is round 1): arms the faults of
+  // that round.
+  void begin_round(int round);
+
   // The GB/s a lone copy gets on `ordinal`'s path now (for tests and docs).
   [[nodiscard]] double lone_copy_gbps(int ordinal, bool to_device, double efficiency);
 
@@ -142,7 +156,12 @@ class Node {
   void run_timeline();
   bool advance_locked();
   double rate_locked(const Flow& flow) const;
+  // host_numa_gbps of the GPU's NUMA node, in bytes/s; 0 when not set.
+  [[nodiscard]] double host_limit_bytes_per_s(const Device& device) const;
   void fire_faults_locked(Device& device);
+  // Seconds of copies the GPU still runs before `fault` fires; none while
+  // the fault's round has not begun.
+  [[nodiscard]] std::optional<double> seconds_to_fault_locked(int ordinal, const Fault& fault) const;
   void write_link_locked(int ordinal);
   LinkState loaded_link_locked(int ordinal) const;
   LinkState idle_link_locked(int ordinal) const;
@@ -154,6 +173,7 @@ class Node {
 
   std::mutex mutex_;
   std::int64_t virtual_ns_ = 0;  // guarded by mutex_
+  int round_ = 1;                // guarded by mutex_
   // Nothing copies and no worker works or is about to: the clock runs as the
   // host's since idle_since_ (folded into virtual_ns_ when that ends).
   // Updated when a worker starts or stops running and when copies start or
@@ -165,6 +185,8 @@ class Node {
   std::vector<Worker*> workers_;
   struct Dynamic {
     double load_s = 0;                    // virtual seconds of copies
+    double load_at_round_s = 0;           // load_s when the current round began
+    int kernels = 0;                      // kernels running that move no bytes
     std::optional<LinkState> fault_link;  // a link fault that fired
     bool lost = false;                    // fell off the bus
     bool hang_consumed = false;           // copy_hang's one copy was started

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -48,6 +50,21 @@ Result<double> number_in(const Json& object, const std::string& key, const std::
   return number;
 }
 
+// The events that take no parameter.
+std::optional<FaultKind> plain_event(const std::string& event) {
+  static const std::map<std::string, FaultKind> kEvents{
+      {"copy_hang", FaultKind::kCopyHang},
+      {"corrupt_copy", FaultKind::kCorruptCopy},
+      {"mig", FaultKind::kMig},
+      {"nccl_setup_hang", FaultKind::kNcclSetupHang},
+      {"nccl_setup_fail", FaultKind::kNcclSetupFail},
+      {"nccl_allreduce_hang", FaultKind::kNcclAllReduceHang},
+  };
+  const auto found = kEvents.find(event);
+  if (found == kEvents.end()) return std::nullopt;
+  return found->second;
+}
+
 Result<Fault> parse_fault(const Json& item, const std::string& where) {
   if (!item.is_object()) return make_error(where + ": not an object");
   Fault fault;
@@ -56,26 +73,24 @@ Result<Fault> parse_fault(const Json& item, const std::string& where) {
     const std::string event = item.at("event").get<std::string>();
     if (event == "fell_off_bus") {
       fault.kind = FaultKind::kFellOffBus;
-      if (auto ok = only_keys(item, where, {"event", "after_load_s"}); !ok) return ok.error();
+      if (auto ok = only_keys(item, where, {"event", "after_load_s", "at_round"}); !ok) return ok.error();
     } else if (event == "busy") {
       fault.kind = FaultKind::kBusy;
       if (auto ok = only_keys(item, where, {"event", "utilization_pct"}); !ok) return ok.error();
       if (!item.contains("utilization_pct")) return make_error(where + ": busy needs utilization_pct");
       PCIEVAL_SIM_ASSIGN(double pct, number_in(item, "utilization_pct", where, 0, 100));
       fault.utilization_pct = static_cast<int>(pct);
-    } else if (event == "copy_hang" || event == "corrupt_copy" || event == "mig" || event == "nccl_setup_hang") {
-      fault.kind = event == "copy_hang"      ? FaultKind::kCopyHang
-                   : event == "corrupt_copy" ? FaultKind::kCorruptCopy
-                   : event == "mig"          ? FaultKind::kMig
-                                             : FaultKind::kNcclSetupHang;
+    } else if (const auto plain = plain_event(event)) {
+      fault.kind = *plain;
       if (auto ok = only_keys(item, where, {"event"}); !ok) return ok.error();
     } else {
       return make_error(where + ": unknown event '" + event +
-                        "' (fell_off_bus, busy, copy_hang, corrupt_copy, mig, nccl_setup_hang; or a \"link\" fault)");
+                        "' (fell_off_bus, busy, copy_hang, corrupt_copy, mig, nccl_setup_hang, nccl_setup_fail, "
+                        "nccl_allreduce_hang; or a \"link\" fault)");
     }
   } else {
     fault.kind = FaultKind::kLink;
-    if (auto ok = only_keys(item, where, {"after_load_s", "link"}); !ok) return ok.error();
+    if (auto ok = only_keys(item, where, {"after_load_s", "at_round", "link"}); !ok) return ok.error();
     if (!item.contains("link") || !item.at("link").is_string()) {
       return make_error(where + ": a fault is an \"event\" or a \"link\" to retrain to");
     }
@@ -86,6 +101,13 @@ Result<Fault> parse_fault(const Json& item, const std::string& where) {
   if (item.contains("after_load_s")) {
     PCIEVAL_SIM_ASSIGN(double seconds, number_in(item, "after_load_s", where, 0, 1e6));
     fault.after_load_s = seconds;
+  }
+  if (item.contains("at_round")) {
+    const Json& round = item.at("at_round");
+    if (!round.is_number_integer() || round.get<long long>() < 1 || round.get<long long>() > 1000000) {
+      return make_error(where + ".at_round: " + round.dump() + " is not a soak round (1, 2, ...)");
+    }
+    fault.at_round = static_cast<int>(round.get<long long>());
   }
   return fault;
 }

@@ -20,18 +20,23 @@
 namespace pcieval::sim {
 
 enum class FaultKind {
-  kLink,           // {"after_load_s": S, "link": "gen3x16"}: retrains after S s of copies (0: at boot)
-  kFellOffBus,     // {"event": "fell_off_bus", "after_load_s": S}: every later copy hangs, NVML says GPU lost
-  kBusy,           // {"event": "busy", "utilization_pct": P}: NVML reads P % before the probes
-  kCopyHang,       // {"event": "copy_hang"}: the GPU's first copy never completes
-  kCorruptCopy,    // {"event": "corrupt_copy"}: every copy lands with one word wrong
-  kMig,            // {"event": "mig"}: NVML reports MIG mode on
-  kNcclSetupHang,  // {"event": "nccl_setup_hang"}: ncclCommInitRank of its rank never returns
+  kLink,               // {"after_load_s": S, "link": "gen3x16"}: retrains after S s of copies (0: at boot)
+  kFellOffBus,         // {"event": "fell_off_bus", "at_round": R}: every later copy hangs, NVML says GPU lost
+  kBusy,               // {"event": "busy", "utilization_pct": P}: NVML reads P % before the probes
+  kCopyHang,           // {"event": "copy_hang"}: the GPU's first copy never completes
+  kCorruptCopy,        // {"event": "corrupt_copy"}: every copy lands with one word wrong
+  kMig,                // {"event": "mig"}: NVML reports MIG mode on
+  kNcclSetupHang,      // {"event": "nccl_setup_hang"}: ncclCommInitRank of its rank never returns
+  kNcclSetupFail,      // {"event": "nccl_setup_fail"}: ncclCommInitRank of its rank fails (ncclSystemError)
+  kNcclAllReduceHang,  // {"event": "nccl_allreduce_hang"}: its rank never joins an all-reduce, so none ends
 };
 
 struct Fault {
   FaultKind kind = FaultKind::kLink;
   double after_load_s = 0;  // kLink, kFellOffBus: seconds of copies on the GPU before it fires
+  // kLink, kFellOffBus: armed only once soak round R began (pcieval tells the
+  // simulator each round's start); after_load_s then counts from that round.
+  std::optional<int> at_round;
   LinkState link;           // kLink: the link it retrains to
   int utilization_pct = 0;  // kBusy
 };
@@ -50,7 +55,8 @@ struct Scenario {
   std::filesystem::path file;     // the scenario file, absolute
   std::filesystem::path machine;  // its machine folder, absolute: sys/ and maybe topology.xml
   std::map<PciAddress, GpuSpec> gpus;
-  // Host memory bandwidth per NUMA node, GB/s (not modelled yet: recorded).
+  // Host memory bandwidth per NUMA node, GB/s: the copies of every GPU of
+  // that node share it, both directions together. A node not listed: no limit.
   std::map<int, double> host_numa_gbps;
 };
 

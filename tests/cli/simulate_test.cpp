@@ -35,9 +35,12 @@ class Simulate : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   // Writes a scenario on fixture `machine` with `gpus` (a JSON object) and
-  // runs check on it; the document is parsed into document_.
-  CliRun simulate(const std::string& machine, const Json& gpus = Json::object(), const std::string& flags = "") {
+  // runs check on it; the document is parsed into document_. `more`: other
+  // keys of the scenario (host_numa_gbps).
+  CliRun simulate(const std::string& machine, const Json& gpus = Json::object(), const std::string& flags = "",
+                  const Json& more = Json::object()) {
     Json scenario{{"machine", fixture(machine).string()}, {"gpus", gpus}};
+    scenario.update(more);
     const fs::path file = dir_ / "scenario.json";
     std::ofstream(file) << scenario.dump(2);
     const fs::path out = dir_ / "results.json";
@@ -195,6 +198,70 @@ TEST_F(Simulate, AGpuInMigModeIsNotCopiedThroughAndSaysMig) {
   const CliRun run = simulate("two_gpus_shared_x8_uplink", {{"0000:04:00.0", {{"faults", {{{"event", "mig"}}}}}}});
   EXPECT_EQ(run.exit_code, 3) << run.out << run.err << why();
   EXPECT_THAT(document_["verdicts"].dump(), HasSubstr("MIG mode is on"));
+}
+
+// The verdicts of status `status` (fail: every failing status).
+std::vector<std::string> codes_with(const Json& document, const std::string& status) {
+  std::vector<std::string> codes;
+  for (const Json& verdict : document["verdicts"]) {
+    const std::string is = verdict["status"];
+    if (is == status || (status == "fail" && is != "pass" && is != "inconclusive"))
+      codes.push_back(verdict["subject"].get<std::string>() + " " + verdict["code"].get<std::string>());
+  }
+  return codes;
+}
+
+// The hung-GPU scenarios wait out the copy deadline (30 s) as on a real node.
+TEST_F(Simulate, AHungCopyRetiresItsGpuAsUnresponsiveAndMeasuresTheOther) {
+  const CliRun run =
+      simulate("two_gpus_shared_x8_uplink", {{"0000:04:00.0", {{"faults", {{{"event", "copy_hang"}}}}}}});
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err << why();
+  EXPECT_THAT(codes_with(document_, "fail"), ::testing::ElementsAre("0000:04:00.0 gpu_unresponsive"));
+  EXPECT_GT(median("h2d_ce", "0000:03:00.0", "h2d"), 0);
+}
+
+TEST_F(Simulate, AGpuThatFallsOffTheBusInSoakRoundTwoIsRetiredNamingTheRound) {
+  const CliRun run =
+      simulate("two_gpus_shared_x8_uplink",
+               {{"0000:04:00.0", {{"faults", {{{"at_round", 2}, {"event", "fell_off_bus"}}}}}}}, "--rounds 2");
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err << why();
+  // Only the lost GPU fails: the other's group copies, alone in round 2,
+  // are not held against round 1's shared ones as a dip.
+  EXPECT_THAT(codes_with(document_, "fail"), ::testing::ElementsAre("0000:04:00.0 gpu_unresponsive"));
+  for (const Json& verdict : verdicts_of("0000:04:00.0")) {
+    if (verdict["code"] == "gpu_unresponsive") EXPECT_THAT(verdict["reason"].get<std::string>(), HasSubstr("round 2"));
+  }
+  // Round 1 measured it.
+  ASSERT_EQ(document_["soak"]["rounds"].size(), 2U);
+  EXPECT_THAT(document_["soak"]["rounds"][0]["measurements"].dump(), HasSubstr("0000:04:00.0"));
+}
+
+TEST_F(Simulate, AnAllReduceThatHangsIsAbortedAndOnlyItIsInconclusive) {
+  const CliRun run =
+      simulate("two_gpus_shared_x8_uplink", {{"0000:03:00.0", {{"faults", {{{"event", "nccl_allreduce_hang"}}}}}}});
+  EXPECT_EQ(run.exit_code, 3) << run.out << run.err << why();
+  // The GPUs ran NCCL's kernels the whole time: their links stayed trained,
+  // and no link is blamed for the stall.
+  EXPECT_THAT(codes_with(document_, "fail"), ::testing::IsEmpty());
+  EXPECT_THAT(codes_with(document_, "inconclusive"), ::testing::ElementsAre("probe allreduce_nccl_host probe_failed"));
+  EXPECT_THAT(document_["verdicts"].dump(), HasSubstr("communicators aborted"));
+}
+
+TEST_F(Simulate, ANcclSetupThatFailsIsInconclusiveNamingNccl) {
+  const CliRun run =
+      simulate("two_gpus_shared_x8_uplink", {{"0000:04:00.0", {{"faults", {{{"event", "nccl_setup_fail"}}}}}}});
+  EXPECT_EQ(run.exit_code, 3) << run.out << run.err << why();
+  EXPECT_THAT(codes_with(document_, "inconclusive"), ::testing::ElementsAre("probe allreduce_nccl_host probe_failed"));
+  EXPECT_THAT(document_["verdicts"].dump(), HasSubstr("ncclCommInitRank"));
+}
+
+TEST_F(Simulate, TheGpusOfANumaNodeShareItsHostMemoryBandwidth) {
+  // Both GPUs of the machine are on NUMA node 0, each alone 13.2 GB/s (its
+  // x8 uplink); the node's memory gives 10 GB/s to all copies together.
+  simulate("two_gpus_shared_x8_uplink", Json::object(), "", {{"host_numa_gbps", {{"0", 10.0}}}});
+  ASSERT_FALSE(document_.is_discarded());
+  EXPECT_NEAR(median("h2d_ce", "0000:03:00.0", "h2d"), 10.0, 0.2);
+  EXPECT_NEAR(median("all_gpus_ce", "0000:03:00.0", "h2d"), 5.0, 0.1);
 }
 
 TEST_F(Simulate, BadScenariosAreUsageErrorsInOneLine) {

@@ -48,9 +48,11 @@ TEST(Scenario, EveryFieldOfTheReadmeIsRead) {
     "gpus": {"0000:84:00.0": {"name": "NVIDIA A100-SXM4-80GB", "idle_link": "gen1x16", "copy_efficiency": 0.8,
                               "sm_efficiency": 0.7,
                               "faults": [{"after_load_s": 1.5, "link": "gen3x16"},
-                                         {"event": "fell_off_bus", "after_load_s": 2},
+                                         {"at_round": 2, "event": "fell_off_bus"},
                                          {"event": "busy", "utilization_pct": 70}, {"event": "copy_hang"},
-                                         {"event": "corrupt_copy"}, {"event": "mig"}]}},
+                                         {"event": "corrupt_copy"}, {"event": "mig"},
+                                         {"event": "nccl_setup_fail"}, {"event": "nccl_allreduce_hang"},
+                                         {"event": "fell_off_bus", "after_load_s": 2}]}},
     "host_numa_gbps": {"0": 120.0, "1": 110.5}})",
                                        "/tmp/scenarios/s.json");
   ASSERT_TRUE(scenario.ok()) << scenario.error().message;
@@ -60,12 +62,17 @@ TEST(Scenario, EveryFieldOfTheReadmeIsRead) {
   EXPECT_EQ(gpu.idle_link, (LinkState{PcieGen::kGen1, 16}));
   EXPECT_DOUBLE_EQ(gpu.copy_efficiency, 0.8);
   EXPECT_DOUBLE_EQ(gpu.sm_efficiency, 0.7);
-  ASSERT_EQ(gpu.faults.size(), 6U);
+  ASSERT_EQ(gpu.faults.size(), 9U);
   EXPECT_EQ(gpu.faults[0].kind, FaultKind::kLink);
   EXPECT_DOUBLE_EQ(gpu.faults[0].after_load_s, 1.5);
   EXPECT_EQ(gpu.faults[0].link, (LinkState{PcieGen::kGen3, 16}));
   EXPECT_EQ(gpu.faults[1].kind, FaultKind::kFellOffBus);
-  EXPECT_DOUBLE_EQ(gpu.faults[1].after_load_s, 2);
+  EXPECT_EQ(gpu.faults[1].at_round, 2);
+  EXPECT_DOUBLE_EQ(gpu.faults[1].after_load_s, 0);
+  EXPECT_EQ(gpu.faults[6].kind, FaultKind::kNcclSetupFail);
+  EXPECT_EQ(gpu.faults[7].kind, FaultKind::kNcclAllReduceHang);
+  EXPECT_FALSE(gpu.faults[8].at_round.has_value());
+  EXPECT_DOUBLE_EQ(gpu.faults[8].after_load_s, 2);
   EXPECT_EQ(gpu.faults[2].utilization_pct, 70);
   EXPECT_EQ(gpu.faults[5].kind, FaultKind::kMig);
   EXPECT_DOUBLE_EQ(scenario->host_numa_gbps.at(1), 110.5);
@@ -84,6 +91,10 @@ TEST(Scenario, BadScenariosAreRefusedByTheParserAndTheSchema) {
       {R"({"machine": "m", "gpus": {"0000:84:00.0": {"copy_efficiency": 1.5}}})", "copy_efficiency"},
       {R"({"machine": "m", "gpus": {"84:00.0x": {}}})", "not a PCI address"},
       {R"({"machine": "m", "extra": 1})", "unknown key 'extra'"},
+      {R"({"machine": "m", "gpus": {"0000:84:00.0": {"faults": [{"event": "fell_off_bus", "at_round": 0}]}}})",
+       "at_round: 0 is not a soak round"},
+      {R"({"machine": "m", "gpus": {"0000:84:00.0": {"faults": [{"event": "mig", "at_round": 2}]}}})",
+       "unknown key 'at_round'"},
   };
   for (const auto& [text, said] : bad) {
     const auto scenario = parse_scenario(text, "/tmp/s.json");
