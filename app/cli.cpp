@@ -96,8 +96,8 @@ void add_fleet_check_flags(CLI::App& command, FleetCheckOptions& fleet, bool& no
       ->type_name("TIME")
       ->transform(duration_between(1, kMaxDurationS));
   command.add_flag("--fleet-one-node-per-rank", fleet.one_node_per_rank,
-                   "Under mpirun: treat every rank as its own node, '{rank}' in --sysfs-root, --topology-xml and -o "
-                   "naming its fixture (tests and labs)");
+                   "Under mpirun: treat every rank as its own node, '{rank}' in --sysfs-root, --topology-xml, "
+                   "--simulate and -o naming its fixture or scenario (tests and labs)");
   command.add_flag("--no-fleet-allreduce", no_allreduce,
                    "Under mpirun/srun: skip the NCCL all-reduce over every GPU of every node that follows the "
                    "nodes' checks");

@@ -68,6 +68,7 @@ struct NodeCheck {
 // to -o or, without it, to a temporary file read back and removed.
 NodeCheck check_this_node(CheckOptions check, int node) {
   check.sources.sysfs_root = expand_rank(check.sources.sysfs_root, node);
+  if (check.simulate) check.simulate = expand_rank(*check.simulate, node);
   if (check.sources.topology_xml) check.sources.topology_xml = expand_rank(*check.sources.topology_xml, node);
   if (check.judge.output_path) check.judge.output_path = expand_rank(*check.judge.output_path, node);
   check.judge.quiet = true;
@@ -199,6 +200,8 @@ std::optional<std::string> allreduce_disabled(const CheckOptions& check, const F
   if (check.sources.sysfs_root != "/sys" || check.sources.topology_xml) {
     return "the nodes judged a PCI tree from --sysfs-root/--topology-xml, not their own GPUs";
   }
+  // The simulator's NCCL keeps every rank in one process (sim/README.md).
+  if (check.simulate) return "the nodes are simulated (--simulate): the simulator's NCCL does not span processes";
   if (fleet.one_node_per_rank) return "--fleet-one-node-per-rank: ranks stand for nodes and may share GPUs";
   return std::nullopt;
 }

@@ -11,6 +11,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -170,6 +171,39 @@ TEST_F(MpiFleet, RanksOfOneHostAreOneNode) {
   ASSERT_EQ(fleet["nodes"].size(), 1u);
   EXPECT_EQ(fleet["nodes"][0]["rank"], 0);
   EXPECT_THAT(run.out, HasSubstr("pcieval fleet fail: 1 node, 0 pass, 1 fail"));
+}
+
+// Issue 27: four simulated nodes (two A100s behind one switch each) under
+// mpirun, '{rank}' naming each rank's scenario; node 2's second GPU copies at
+// 0.75 of its link where the others get 0.9. The fleet names it an outlier.
+TEST_F(MpiFleet, FourSimulatedNodesNameTheSlowGpuAsTheFleetsOutlier) {
+  for (int i = 0; i < 4; ++i) {
+    nlohmann::json scenario{{"machine", fixture("two_gpus_shared_x8_uplink").string()}};
+    if (i == 2) scenario["gpus"]["0000:04:00.0"]["copy_efficiency"] = 0.75;
+    std::ofstream(dir_ / ("scenario" + std::to_string(i) + ".json")) << scenario.dump();
+  }
+  const CliRun run = run_shell(
+      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 mpirun --oversubscribe -np 4 " +
+          std::string(PCIEVAL_BINARY) + " check --simulate " + shell_quote((dir_ / "scenario{rank}.json").string()) +
+          " --fleet-one-node-per-rank --copy-mib 32" + fleet_output(),
+      dir_);
+  // Each node passes alone (0.75 of the link is within its budget): only
+  // the fleet sees the GPU is slower than its 7 twins. An outlier is
+  // reported, not failed (fleet/fleet.hpp).
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_THAT(run.out, HasSubstr("fleet all-reduce skipped: the nodes are simulated"));
+  EXPECT_THAT(run.out, HasSubstr("; 2 outlier GPUs ("));
+  EXPECT_THAT(run.out, HasSubstr("/rank2 0000:04:00.0 d2h_ce"));
+  const nlohmann::json fleet = fleet_document();
+  ASSERT_EQ(fleet["nodes"].size(), 4u);
+  for (const auto& node : fleet["nodes"]) {
+    EXPECT_THAT(node["reason"].get<std::string>(), HasSubstr("(simulated node)"));
+  }
+  ASSERT_FALSE(fleet["outliers"].empty()) << fleet.dump(2);
+  for (const auto& outlier : fleet["outliers"]) {
+    EXPECT_EQ(outlier["gpu"], "0000:04:00.0") << outlier.dump();
+    EXPECT_THAT(outlier["host"].get<std::string>(), ::testing::EndsWith("/rank2")) << outlier.dump();
+  }
 }
 
 }  // namespace
