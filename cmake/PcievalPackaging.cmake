@@ -40,8 +40,9 @@ install(FILES "${PROJECT_SOURCE_DIR}/results_schema/pcieval-results.schema.json"
 install(FILES "${PROJECT_SOURCE_DIR}/contrib/systemd/pcieval-check.service"
               "${PROJECT_SOURCE_DIR}/contrib/systemd/pcieval-check.timer"
         DESTINATION "${PCIEVAL_UNITS_DIR}" COMPONENT pcieval)
-install(PROGRAMS "${PROJECT_SOURCE_DIR}/contrib/slurm/pcieval-nhc.sh" DESTINATION "${PCIEVAL_LIBEXEC_DIR}"
-        COMPONENT pcieval)
+# pcieval-check.sh is the service's ExecStart (contrib/systemd/).
+install(PROGRAMS "${PROJECT_SOURCE_DIR}/contrib/slurm/pcieval-nhc.sh" "${PROJECT_SOURCE_DIR}/contrib/systemd/pcieval-check.sh"
+        DESTINATION "${PCIEVAL_LIBEXEC_DIR}" COMPONENT pcieval)
 # NHC is not packaged by Debian: a site's NHC reads /etc/nhc/scripts from its
 # own install, so the check file is an example to copy there (docs/install.md).
 install(FILES "${PROJECT_SOURCE_DIR}/contrib/slurm/pcieval.nhc" "${PROJECT_SOURCE_DIR}/contrib/k8s/pcieval-job.yaml"

@@ -89,8 +89,10 @@ for schema in pcieval-results.schema.json pcieval-fleet.schema.json; do
 done
 expect_file /usr/lib/systemd/system/pcieval-check.service
 expect_file /usr/lib/systemd/system/pcieval-check.timer
-expect_file /usr/libexec/pcieval/pcieval-nhc.sh
-[[ -x "$root/usr/libexec/pcieval/pcieval-nhc.sh" ]] || fail "pcieval-nhc.sh is not executable"
+for script in pcieval-nhc.sh pcieval-check.sh; do
+  expect_file "/usr/libexec/pcieval/$script"
+  [[ -x "$root/usr/libexec/pcieval/$script" ]] || fail "$script is not executable"
+done
 expect_file /usr/share/doc/pcieval/examples/pcieval.nhc
 expect_file /usr/share/doc/pcieval/examples/pcieval-job.yaml
 expect_file /usr/share/doc/pcieval/copyright
