@@ -40,8 +40,9 @@ install(FILES "${PROJECT_SOURCE_DIR}/results_schema/pcieval-results.schema.json"
 install(FILES "${PROJECT_SOURCE_DIR}/contrib/systemd/pcieval-check.service"
               "${PROJECT_SOURCE_DIR}/contrib/systemd/pcieval-check.timer"
         DESTINATION "${PCIEVAL_UNITS_DIR}" COMPONENT pcieval)
-install(PROGRAMS "${PROJECT_SOURCE_DIR}/contrib/slurm/pcieval-nhc.sh" DESTINATION "${PCIEVAL_LIBEXEC_DIR}"
-        COMPONENT pcieval)
+# pcieval-check.sh is the service's ExecStart (contrib/systemd/).
+install(PROGRAMS "${PROJECT_SOURCE_DIR}/contrib/slurm/pcieval-nhc.sh" "${PROJECT_SOURCE_DIR}/contrib/systemd/pcieval-check.sh"
+        DESTINATION "${PCIEVAL_LIBEXEC_DIR}" COMPONENT pcieval)
 # NHC is not packaged by Debian: a site's NHC reads /etc/nhc/scripts from its
 # own install, so the check file is an example to copy there (docs/install.md).
 install(FILES "${PROJECT_SOURCE_DIR}/contrib/slurm/pcieval.nhc" "${PROJECT_SOURCE_DIR}/contrib/k8s/pcieval-job.yaml"
@@ -144,6 +145,15 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY "optional")
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 
 set(CPACK_DEBIAN_PCIEVAL_PACKAGE_NAME "pcieval")
+# The maintainer scripts of the systemd units, by hand as dh_installsystemd
+# would write them (packaging/debian/postinst): enable nothing on install;
+# on removal stop and disable the timer, so that no enabled timer is left
+# pointing at a deleted unit; purge deletes what the units created. Only
+# pcieval's: the global CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA would give
+# pcieval-mpi the same scripts. STRICT_PERMISSION: 0755, as policy asks.
+set(CPACK_DEBIAN_PCIEVAL_PACKAGE_CONTROL_EXTRA "${PROJECT_SOURCE_DIR}/packaging/debian/postinst"
+    "${PROJECT_SOURCE_DIR}/packaging/debian/prerm" "${PROJECT_SOURCE_DIR}/packaging/debian/postrm")
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 set(CPACK_DEBIAN_PCIEVAL_PACKAGE_SUGGESTS "prometheus-node-exporter")
 if(PCIEVAL_HAVE_MPI)
   set(CPACK_DEBIAN_PCIEVAL_PACKAGE_SUGGESTS "pcieval-mpi, prometheus-node-exporter")

@@ -154,6 +154,9 @@ def pcieval_page(args):
     files = [(args.schema_dir, "JSON Schemas of the results document (check \\-o) and the fleet document"),
              (args.units_dir and f"{args.units_dir}/pcieval-check.service",
               "nightly acceptance run, started by pcieval-check.timer (not enabled on install)"),
+             (args.libexec_dir and f"{args.libexec_dir}/pcieval-check.sh",
+              "the service's command: results and history in /var/lib/pcieval, metrics in "
+              "/var/lib/prometheus/node-exporter only when that folder exists"),
              (args.libexec_dir and f"{args.libexec_dir}/pcieval-nhc.sh",
               "Slurm HealthCheckProgram: drains the node on exit 1"),
              (args.examples_dir, "the NHC check pcieval.nhc and the Kubernetes Job pcieval-job.yaml")]

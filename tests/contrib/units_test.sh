@@ -29,20 +29,41 @@ check_outputs() {
   [[ "$runs" == 1 ]] || fail "$label: history holds '$runs' runs, want 1"
 }
 
-# systemd: ExecStart= with its continuation lines joined.
+# systemd: ExecStart= with its continuation lines joined, run as the unit
+# would run it: the packaged paths pointed at this tree and a scratch folder,
+# STATE_DIRECTORY set as StateDirectory= sets it. Twice: with node_exporter's
+# textfile folder, and without it (prometheus-node-exporter is only
+# suggested), where the results and the history must still be written.
 service="$source_dir/contrib/systemd/pcieval-check.service"
 exec_start=$(sed -e ':a' -e '/\\$/N; s/\\\n//; ta' "$service" | sed -n 's/^ExecStart=//p')
 [[ -n "$exec_start" ]] || fail "no ExecStart in $service"
-mkdir -p "$work/systemd/prom" "$work/systemd/state"
-exec_start=${exec_start//\/usr\/bin\/pcieval/$pcieval}
-exec_start=${exec_start//\/var\/lib\/prometheus\/node-exporter/$work\/systemd\/prom}
-exec_start=${exec_start//\/var\/lib\/pcieval/$work\/systemd\/state}
-read -r -a words <<<"$exec_start"
-"${words[@]}" "${fixture_args[@]}" >"$work/out" 2>"$work/err"
-rc=$?
-[[ $rc -eq 0 ]] || fail "service ExecStart exit $rc: $(cat "$work/err")"
+run_service() {
+  local label=$1 textfile=$2 state=$3 line=$exec_start
+  mkdir -p "$state"
+  line=${line//\/usr\/bin\/pcieval/$pcieval}
+  line=${line//\/usr\/libexec\/pcieval/$source_dir\/contrib\/systemd}
+  line=${line//\/var\/lib\/prometheus\/node-exporter/$textfile}
+  line=${line//\/var\/lib\/pcieval/$state}
+  read -r -a words <<<"$line"
+  PCIEVAL=$pcieval STATE_DIRECTORY=$state PCIEVAL_TEXTFILE_DIR=$textfile \
+    "${words[@]}" "${fixture_args[@]}" >"$work/out" 2>"$work/err"
+  local rc=$?
+  [[ $rc -eq 0 ]] || fail "$label: service ExecStart exit $rc: $(cat "$work/err")"
+}
+mkdir -p "$work/systemd/prom"
+run_service service "$work/systemd/prom" "$work/systemd/state"
 check_outputs service "$work/systemd/state/last-results.json" "$work/systemd/prom/pcieval.prom" \
   "$work/systemd/state/history.sqlite"
+
+run_service "service without node_exporter" "$work/no-exporter/prom" "$work/no-exporter/state"
+[[ ! -e "$work/no-exporter/prom" ]] || fail "service without node_exporter: created $work/no-exporter/prom"
+[[ -s "$work/no-exporter/state/last-results.json" ]] ||
+  fail "service without node_exporter: no results document: $(cat "$work/err")"
+runs=$("$pcieval" history --db "$work/no-exporter/state/history.sqlite" --json 2>/dev/null |
+  python3 -c 'import json, sys; print(len(json.load(sys.stdin)["runs"]))' 2>/dev/null)
+[[ "$runs" == 1 ]] || fail "service without node_exporter: history holds '$runs' runs, want 1"
+grep -q 'metrics not written' "$work/err" ||
+  fail "service without node_exporter: nothing on stderr says the metrics were not written: $(cat "$work/err")"
 
 # Kubernetes: the container's command and args, /out being the hostPath.
 mkdir -p "$work/k8s"
@@ -66,10 +87,11 @@ rc=$?
 [[ $rc -eq 0 ]] || fail "Job command exit $rc: $(cat "$work/err")"
 check_outputs job "$work/k8s/results.json" "$work/k8s/pcieval.prom" "$work/k8s/history.sqlite"
 
-# systemd-analyze verify needs ExecStart's binary to exist: point it at ours.
+# systemd-analyze verify needs ExecStart's program to exist: point it at ours.
 if command -v systemd-analyze >/dev/null; then
   mkdir -p "$work/units"
-  sed "s#/usr/bin/pcieval#$pcieval#" "$service" >"$work/units/pcieval-check.service"
+  sed -e "s#/usr/bin/pcieval#$pcieval#" -e "s#/usr/libexec/pcieval#$source_dir/contrib/systemd#" "$service" \
+    >"$work/units/pcieval-check.service"
   cp "$source_dir/contrib/systemd/pcieval-check.timer" "$work/units/"
   if ! systemd-analyze verify --man=no "$work/units/pcieval-check.service" "$work/units/pcieval-check.timer" \
       >"$work/verify" 2>&1 || [[ -s "$work/verify" ]]; then

@@ -5,7 +5,8 @@
 # (dlopen'ed) nor, for pcieval, MPI; dpkg-deb -x unpacks them into a scratch
 # root, and the binary is run from there on fixture machines and under
 # mpirun; every file lands where cmake/PcievalPackaging.cmake says, and the
-# paths the packaged contrib files cite exist in the unpacked root. lintian
+# paths the packaged contrib files cite exist in the unpacked root; the
+# maintainer scripts enable nothing and clean up on remove. lintian
 # judges both packages when it is installed (scripts/install-deps.sh --test).
 # Skipped (77) without dpkg-deb.
 #   package_test.sh CPACK BUILD_DIR FIXTURES_DIR SOURCE_DIR DEB_VERSION HAVE_MPI(0|1)
@@ -89,8 +90,10 @@ for schema in pcieval-results.schema.json pcieval-fleet.schema.json; do
 done
 expect_file /usr/lib/systemd/system/pcieval-check.service
 expect_file /usr/lib/systemd/system/pcieval-check.timer
-expect_file /usr/libexec/pcieval/pcieval-nhc.sh
-[[ -x "$root/usr/libexec/pcieval/pcieval-nhc.sh" ]] || fail "pcieval-nhc.sh is not executable"
+for script in pcieval-nhc.sh pcieval-check.sh; do
+  expect_file "/usr/libexec/pcieval/$script"
+  [[ -x "$root/usr/libexec/pcieval/$script" ]] || fail "$script is not executable"
+done
 expect_file /usr/share/doc/pcieval/examples/pcieval.nhc
 expect_file /usr/share/doc/pcieval/examples/pcieval-job.yaml
 expect_file /usr/share/doc/pcieval/copyright
@@ -116,6 +119,19 @@ if [[ -n "$job_command" ]]; then
   [[ -x "$root$job_command" ]] || fail "the k8s Job runs '$job_command', not in the package"
 else
   echo "PyYAML missing: the k8s Job's command not checked"
+fi
+
+# --- maintainer scripts: the units' enablement follows the package ---
+# The scripts as the package holds them, through install, upgrade, remove
+# and purge with systemctl and deb-systemd-* stubbed (maintainer_scripts_test.sh).
+dpkg-deb -e "$deb" "$work/control" || fail "dpkg-deb -e $deb"
+bash "$(dirname "${BASH_SOURCE[0]}")/maintainer_scripts_test.sh" "$work/control" ||
+  fail "pcieval's maintainer scripts (above)"
+if [[ $have_mpi == 1 ]]; then
+  dpkg-deb -e "$mpi_deb" "$work/mpi-control" || fail "dpkg-deb -e $mpi_deb"
+  for script in postinst prerm postrm; do
+    [[ ! -e "$work/mpi-control/$script" ]] || fail "pcieval-mpi has a $script: it has no units"
+  done
 fi
 
 # --- the unpacked binary runs ---
