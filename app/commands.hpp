@@ -203,6 +203,10 @@ struct ReportOptions {
 // of both ends (an emulated port above it, no port above it in the evidence),
 // for the table's EXPECTED column.
 [[nodiscard]] std::vector<ShownLink> shown_links(const Evidence& evidence, const ThresholdProfile& profile);
+// Each link of a GPU's path as read under load by a live check (the state
+// the verdicts hold it to, validate/link_rules.hpp state_under_load), for
+// the table's NEGOTIATED column and the HTML report.
+[[nodiscard]] std::vector<LoadedLink> loaded_links(const Evidence& evidence);
 // The renderers' context of `results`: its path budgets and shown links
 // (computed here, in app/, from validate/), no run times.
 [[nodiscard]] ReportContext report_context(const Results& results);

@@ -86,7 +86,7 @@ int judge_and_report(Results results, const JudgeOptions& options) {
   const bool json_to_stdout = options.output_path && *options.output_path == "-";
   if (!options.quiet && !json_to_stdout) {
     for (const auto& note : results.evidence.notes) std::cout << "note: " << terminal_text(note) << "\n";
-    std::cout << render_check_table(results, context.budgets, context.shown_links);
+    std::cout << render_check_table(results, context.budgets, context.shown_links, context.loaded_links);
   } else if (other_host) {
     std::cerr << "pcieval: warning: " << terminal_text(*other_host) << "\n";
   }

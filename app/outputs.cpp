@@ -10,6 +10,8 @@
 #include "app/commands.hpp"
 #include "validate/bandwidth_rules.hpp"
 #include "validate/expectation.hpp"
+#include "validate/link_rules.hpp"
+#include "validate/profile_lookup.hpp"
 
 namespace pcieval::app {
 
@@ -50,7 +52,10 @@ std::vector<BandwidthBudget> path_budgets(const Evidence& evidence, const Thresh
     });
     if (already != budgets.end()) continue;
     if (const auto budget = gpu_path_budget(evidence, m.gpus.front(), m.direction, expectation_options(profile))) {
-      budgets.push_back(BandwidthBudget{m.subject, m.direction, to_string(budget->link), budget->budget_gbps});
+      const double floor_fraction =
+          bandwidth_thresholds_for(thresholds_for(profile, budget->device), "h2d_ce", m.direction).floor_fraction;
+      budgets.push_back(BandwidthBudget{m.subject, m.direction, to_string(budget->link), budget->budget_gbps,
+                                        budget->budget_gbps * floor_fraction});
     }
   }
   return budgets;
@@ -76,10 +81,26 @@ std::vector<ShownLink> shown_links(const Evidence& evidence, const ThresholdProf
   return shown;
 }
 
+std::vector<LoadedLink> loaded_links(const Evidence& evidence) {
+  std::vector<LoadedLink> loaded;
+  for (const DeviceRecord& device : evidence.devices) {
+    for (const Link& link : device.path) {
+      const bool seen =
+          std::any_of(loaded.begin(), loaded.end(), [&](const LoadedLink& l) { return l.port == link.downstream; });
+      if (seen) continue;
+      if (const auto state = state_under_load(evidence.link_samples, link.downstream, evidence.load_per_gpu)) {
+        loaded.push_back(LoadedLink{link.downstream, state->state});
+      }
+    }
+  }
+  return loaded;
+}
+
 ReportContext report_context(const Results& results) {
   ReportContext context;
   context.budgets = path_budgets(results.evidence, results.thresholds);
   context.shown_links = shown_links(results.evidence, results.thresholds);
+  context.loaded_links = loaded_links(results.evidence);
   return context;
 }
 

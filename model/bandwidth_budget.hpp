@@ -17,6 +17,9 @@ struct BandwidthBudget {
   Direction direction = Direction::kHostToDevice;
   std::string link;  // the link state it is the budget of, "Gen5 x16"
   double budget_gbps = 0;
+  // Below it the bandwidth rules fail a copy of the GPU alone (the profile's
+  // floor_fraction of the budget); 0 when not known.
+  double floor_gbps = 0;
 };
 
 }  // namespace pcieval

@@ -37,6 +37,7 @@ constexpr std::string_view kStyle = R"(
 .link{display:inline-block;border-radius:4px;padding:0 6px;margin-left:6px;font-size:12px;border:1px solid}
 .link.ok{background:#e7f5ea;border-color:#1e7b34;color:#14561f}
 .link.low{background:#fbe9e9;border-color:#b3261e;color:#8c1d18;font-weight:600}
+td.low{background:#fbe9e9;color:#8c1d18;font-weight:600}
 .link.unknown{background:#fff4dc;border-color:#9a6700;color:#6b4800}
 .link.named{outline:2px solid #b3261e;outline-offset:1px}
 .legend-row span{margin-right:10px}
@@ -109,6 +110,17 @@ std::map<std::string, VerdictStatus> worst_status_by_subject(const Results& resu
   return worst;
 }
 
+// Each path link's state under load, by its downstream end.
+using LoadedStates = std::map<PciAddress, LinkState>;
+
+// "Gen3 x16 under load (Gen1 x16 at discovery)" where the two differ.
+std::string negotiated_text(const Link& link, const LoadedStates& loaded) {
+  const auto found = loaded.find(link.downstream);
+  const Reading<LinkState> read = link.negotiated();
+  if (found == loaded.end() || (read && read.value() == found->second)) return reading_text(read);
+  return to_string(found->second) + " under load (" + reading_text(read) + " at discovery)";
+}
+
 // Links a non-passing verdict names, with that verdict's status.
 using NamedLinks = std::map<std::pair<PciAddress, PciAddress>, VerdictStatus>;
 
@@ -129,9 +141,11 @@ std::optional<T> known(const Reading<T>& reading) {
 
 // Negotiated against expected, compared here only to pick a colour: the
 // verdicts (which know about idle GPUs and load) are shown beside it.
-std::string link_badge(const Link& link, const NamedLinks& named) {
+std::string link_badge(const Link& link, const NamedLinks& named, const LoadedStates& loaded) {
   const Reading<LinkState> expected = link.expected();
-  const Reading<LinkState> negotiated = link.negotiated();
+  const auto under_load = loaded.find(link.downstream);
+  const Reading<LinkState> negotiated =
+      under_load != loaded.end() ? Reading<LinkState>(under_load->second) : link.negotiated();
   std::string cls = "unknown";
   std::string word = "state unknown";
   if (expected && negotiated) {
@@ -140,7 +154,7 @@ std::string link_badge(const Link& link, const NamedLinks& named) {
     cls = below ? "low" : "ok";
     word = below ? "below expected" : "at expected";
   }
-  std::string text = reading_text(negotiated) + " of " + reading_text(expected) + ", " + word;
+  std::string text = negotiated_text(link, loaded) + " of " + reading_text(expected) + ", " + word;
   const auto found = named.find({link.downstream, link.upstream});
   if (found != named.end()) {
     cls += " named";
@@ -164,17 +178,17 @@ std::string device_line(const DeviceRecord& record, const std::map<std::string, 
 }
 
 void insert_device(AddressTree& root, const DeviceRecord& record, const std::map<std::string, VerdictStatus>& worst,
-                   const NamedLinks& named) {
+                   const NamedLinks& named, const LoadedStates& loaded) {
   // Bottom-up: the device (with its own link), then for each link the port
   // above it; a switch upstream port appears with the uplink above it.
   std::vector<TreeStep> bottom_up{
-      {record.function.bdf, device_line(record, worst) + link_badge(record.path.front(), named)}};
+      {record.function.bdf, device_line(record, worst) + link_badge(record.path.front(), named, loaded)}};
   for (std::size_t i = 0; i < record.path.size(); ++i) {
     const Link& link = record.path[i];
     if (link.downstream != bottom_up.back().bdf) {
       bottom_up.push_back({link.downstream, "<span class=\"node\">" + escape(to_string(link.downstream)) +
                                                 "</span> <span class=\"role\">switch upstream port</span>" +
-                                                link_badge(link, named)});
+                                                link_badge(link, named, loaded)});
     }
     const bool is_root = i + 1 == record.path.size();
     bottom_up.push_back({link.upstream, "<span class=\"node\">" + escape(to_string(link.upstream)) +
@@ -196,7 +210,7 @@ void render_tree(const AddressTree& node, std::string& out) {
   }
 }
 
-std::string topology_section(const Results& results) {
+std::string topology_section(const Results& results, const LoadedStates& loaded) {
   std::string out = section_open("topology", "Topology");
   const auto worst = worst_status_by_subject(results);
   const NamedLinks named = named_links(results);
@@ -206,7 +220,7 @@ std::string topology_section(const Results& results) {
     if (record.path.empty()) {
       without_path.push_back(&record);
     } else {
-      insert_device(root, record, worst, named);
+      insert_device(root, record, worst, named, loaded);
     }
   }
   if (results.evidence.devices.empty()) return out + none("The document lists no PCIe devices.") + "</section>\n";
@@ -254,17 +268,25 @@ std::string measurements_section(const Results& results, std::span<const Bandwid
   for (const Measurement& m : evidence.measurements) {
     if (m.probe == kSweepProbeKey) continue;
     const BandwidthBudget* budget = budget_for(m, budgets);
+    // A pinned copy-engine copy of the GPU alone below its floor is what
+    // bandwidth_low fails: its cells are marked as links below expected are.
+    const bool low = budget != nullptr && budget->floor_gbps > 0 && m.method == CopyMethod::kCopyEngine &&
+                     m.aggregation == Aggregation::kAlone && m.host_memory == HostMemory::kPinned &&
+                     m.stats.median_gbps < budget->floor_gbps;
+    const std::string low_cell =
+        low ? " low\" title=\"below the floor of " + number_text(budget->floor_gbps, 1) + " GB/s" : "";
     rows += "<tr><td class=\"mono\">" + escape(m.probe) + "</td><td class=\"mono\">" + escape(m.subject) + "</td><td>" +
             escape(std::string(to_string(m.direction))) + "</td><td>" + escape(std::string(to_string(m.method))) +
             "</td><td>" + escape(std::string(to_string(m.host_memory))) + "</td><td>" +
             escape(std::string(to_string(m.aggregation))) + "</td><td class=\"num\">" +
-            escape(binary_size_text(static_cast<double>(m.size_bytes))) + "</td><td class=\"num\"><b>" +
+            escape(binary_size_text(static_cast<double>(m.size_bytes))) + "</td><td class=\"num" + low_cell + "\"><b>" +
             number_text(m.stats.median_gbps, 2) + "</b></td><td class=\"num\">" + number_text(m.stats.min_gbps, 2) +
             "</td><td class=\"num\">" + number_text(m.stats.max_gbps, 2) + "</td><td class=\"num\">" +
             number_text(m.stats.cv * 100, 1) + "</td><td>" + numa_text(m) + "</td>";
     if (budget != nullptr && budget->budget_gbps > 0) {
       rows += "<td class=\"num\">" + number_text(budget->budget_gbps, 1) + " (" + escape(budget->link) +
-              ")</td><td class=\"num\">" + number_text(100 * m.stats.median_gbps / budget->budget_gbps, 0) + " %</td>";
+              ")</td><td class=\"num" + low_cell + "\">" +
+              number_text(100 * m.stats.median_gbps / budget->budget_gbps, 0) + " %</td>";
     } else {
       rows += "<td>-</td><td>-</td>";
     }
@@ -472,7 +494,7 @@ std::string samples_section(const Results& results) {
 
 // ---- evidence -------------------------------------------------------------
 
-std::string path_table(const DeviceRecord& record) {
+std::string path_table(const DeviceRecord& record, const LoadedStates& loaded) {
   std::string out =
       "<table class=\"path\">\n<thead><tr><th>link</th><th>position</th><th>downstream max</th><th>upstream "
       "max</th><th>expected</th><th>negotiated</th></tr></thead>\n<tbody>\n";
@@ -483,12 +505,12 @@ std::string path_table(const DeviceRecord& record) {
            escape(to_string(link.upstream)) + "</td><td>" + escape(std::string(to_string(link.position))) +
            "</td><td>" + state_text(known(down.max_speed), known(down.max_width)) + "</td><td>" +
            state_text(known(up.max_speed), known(up.max_width)) + "</td><td>" + reading_text(link.expected()) +
-           "</td><td>" + reading_text(link.negotiated()) + "</td></tr>\n";
+           "</td><td>" + negotiated_text(link, loaded) + "</td></tr>\n";
   }
   return out + "</tbody>\n</table>\n";
 }
 
-std::string finding(const Results& results, const Verdict& verdict, std::size_t index) {
+std::string finding(const Results& results, const Verdict& verdict, std::size_t index, const LoadedStates& loaded) {
   const Evidence& evidence = results.evidence;
   std::string out = "<article class=\"finding " + std::string(status_class(verdict.status)) + "\" id=\"finding-" +
                     std::to_string(index) + "\">\n<h3><span class=\"mono\">" + escape(verdict.subject) + "</span> " +
@@ -503,7 +525,7 @@ std::string finding(const Results& results, const Verdict& verdict, std::size_t 
 
   const auto subject = parse_pci_address(verdict.subject);
   const DeviceRecord* device = subject ? find_device(evidence, subject.value()) : nullptr;
-  if (device != nullptr && !device->path.empty()) out += path_table(*device);
+  if (device != nullptr && !device->path.empty()) out += path_table(*device, loaded);
   std::string measured;
   for (const Measurement& m : evidence.measurements) {
     if (m.subject != verdict.subject || m.probe == kSweepProbeKey) continue;
@@ -525,13 +547,13 @@ std::string finding(const Results& results, const Verdict& verdict, std::size_t 
   return out + "</article>\n";
 }
 
-std::string evidence_section(const Results& results) {
+std::string evidence_section(const Results& results, const LoadedStates& loaded) {
   std::string out = section_open("evidence", "Evidence behind each verdict that is not a pass");
   std::size_t index = 0;
   for (const bool failing : {true, false}) {
     for (const Verdict& verdict : results.verdicts) {
       if (verdict.status == VerdictStatus::kPass || is_failing(verdict.status) != failing) continue;
-      out += finding(results, verdict, index++);
+      out += finding(results, verdict, index++, loaded);
     }
   }
   if (index == 0) out += none("Every verdict is a pass.");
@@ -547,18 +569,21 @@ std::string notes_section(const Results& results) {
 
 }  // namespace
 
-std::string render_html(const Results& results, std::span<const BandwidthBudget> budgets) {
+std::string render_html(const Results& results, std::span<const BandwidthBudget> budgets,
+                        std::span<const LoadedLink> loaded_links) {
+  LoadedStates loaded;
+  for (const LoadedLink& link : loaded_links) loaded.emplace(link.port, link.state);
   std::string word(to_string(results.overall));
   std::string out =
       html::page_open("pcieval " + escape(results.evidence.host.hostname) + ": " + word, kStyle,
                       "pcieval report: " + escape(results.evidence.host.hostname), html::HeadOrder::kPolicyFirst);
   out += verdict_section(results);
-  out += topology_section(results);
+  out += topology_section(results, loaded);
   out += measurements_section(results, budgets);
   out += curves_section(results, budgets);
   out += soak_section(results);
   out += samples_section(results);
-  out += evidence_section(results);
+  out += evidence_section(results, loaded);
   out += notes_section(results);
   out += html::page_close();
   return out;

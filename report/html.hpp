@@ -7,6 +7,7 @@
 
 #include "model/bandwidth_budget.hpp"
 #include "model/results.hpp"
+#include "report/table.hpp"
 
 namespace pcieval {
 
@@ -36,6 +37,10 @@ namespace pcieval {
 // Then the document's notes. A section with nothing to show says so in a
 // sentence. Every string taken from `results` is escaped (html::escape), so no
 // hostname, model name or reason can add markup.
-[[nodiscard]] std::string render_html(const Results& results, std::span<const BandwidthBudget> budgets = {});
+// `loaded_links`: each path link's state under load (a live check's): the
+// topology's badges and the path tables show it, marked "under load", beside
+// the reading of discovery. A median below its budget's floor is marked low.
+[[nodiscard]] std::string render_html(const Results& results, std::span<const BandwidthBudget> budgets = {},
+                                      std::span<const LoadedLink> loaded_links = {});
 
 }  // namespace pcieval

@@ -33,7 +33,7 @@ std::vector<Error> write_outputs(const Results& results, const ReportContext& co
       {paths.prometheus,
        [&] { return render_prometheus(results, context.started_s, context.duration_s, context.budgets); }, "--prom"},
       {paths.junit, [&] { return render_junit(results, "pcieval", context.started_s); }, "--junit"},
-      {paths.html, [&] { return render_html(results, context.budgets); }, "--html"},
+      {paths.html, [&] { return render_html(results, context.budgets, context.loaded_links); }, "--html"},
   };
   return write_files(files);
 }

@@ -32,6 +32,8 @@ struct ReportContext {
   // so the caller computes them.
   std::vector<BandwidthBudget> budgets;
   std::vector<ShownLink> shown_links;
+  // Each path link's state under load, from a live check's samples.
+  std::vector<LoadedLink> loaded_links;
 };
 
 // The files asked for; an absent path is not written. "-" is stdout.

@@ -147,7 +147,8 @@ std::optional<std::string> busy_own_link_text(const Results& results, const Devi
          " (nvidia-smi, busy)";
 }
 
-Row device_row(const Results& results, const DeviceRecord& record, std::span<const ShownLink> shown_links) {
+Row device_row(const Results& results, const DeviceRecord& record, std::span<const ShownLink> shown_links,
+               std::span<const LoadedLink> loaded_links) {
   const std::string bdf = to_string(record.function.bdf);
   const Verdict* verdict = verdict_for(results.verdicts, bdf);
 
@@ -177,6 +178,15 @@ Row device_row(const Results& results, const DeviceRecord& record, std::span<con
   const bool own_link = shown != nullptr ? shown->downstream == record.function.bdf : record.path.empty();
   if (const auto busy = busy_own_link_text(results, record); busy && own_link && !busy->starts_with(negotiated + " ")) {
     negotiated = *busy;
+  }
+  if (shown != nullptr) {
+    const auto loaded = std::find_if(loaded_links.begin(), loaded_links.end(),
+                                     [&](const LoadedLink& l) { return l.port == shown->downstream; });
+    // A capture's busy reading ("Gen3 x16 (nvidia-smi, busy)") already says it.
+    const std::string state = loaded != loaded_links.end() ? to_string(loaded->state) : std::string();
+    if (loaded != loaded_links.end() && state != negotiated && !negotiated.starts_with(state + " ")) {
+      negotiated = state + " (under load)";
+    }
   }
   std::string status = "not judged";
   if (verdict != nullptr) {
@@ -288,11 +298,11 @@ std::string probes_section(const std::vector<ProbeRun>& probes) {
 }  // namespace
 
 std::string render_check_table(const Results& results, std::span<const BandwidthBudget> budgets,
-                               std::span<const ShownLink> shown_links) {
+                               std::span<const ShownLink> shown_links, std::span<const LoadedLink> loaded_links) {
   std::vector<Row> rows;
   rows.push_back(Row{"DEVICE", "KIND", "PATH", "EXPECTED", "NEGOTIATED", "VERDICT"});
   for (const DeviceRecord& record : results.evidence.devices) {
-    rows.push_back(device_row(results, record, shown_links));
+    rows.push_back(device_row(results, record, shown_links, loaded_links));
   }
 
   std::string out = aligned(rows);

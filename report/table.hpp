@@ -20,6 +20,15 @@ struct ShownLink {
   std::string negotiated;
 };
 
+// A link of a GPU's path as a live check read it under load: the state the
+// verdicts hold it to (validate/ computes it; report/ does not depend on
+// validate/). Discovery reads an idle GPU, which lowers its link on purpose,
+// so its reading alone would show Gen1 beside a verdict about Gen3 under load.
+struct LoadedLink {
+  PciAddress port;  // the link's downstream end
+  LinkState state;
+};
+
 // One row per device of the evidence (DEVICE, KIND, PATH, EXPECTED,
 // NEGOTIATED, VERDICT). When the evidence holds the measurement engine's part,
 // then:
@@ -52,7 +61,10 @@ struct ShownLink {
 // safe, the newlines between them kept.
 [[nodiscard]] std::string terminal_lines(std::string_view text);
 
+// NEGOTIATED shows the state under load of `loaded_links`, marked "(under
+// load)", where it differs from the reading of discovery.
 [[nodiscard]] std::string render_check_table(const Results& results, std::span<const BandwidthBudget> budgets = {},
-                                             std::span<const ShownLink> shown_links = {});
+                                             std::span<const ShownLink> shown_links = {},
+                                             std::span<const LoadedLink> loaded_links = {});
 
 }  // namespace pcieval

@@ -186,6 +186,32 @@ TEST(HtmlTest, TopologyColoursEachLinkByItsState) {
   EXPECT_THAT(topology, HasSubstr("not judged"));
 }
 
+TEST(HtmlTest, ALinkReadUnderLoadIsShownAsTheVerdictReadsIt) {
+  const std::vector<LoadedLink> loaded{{*parse_pci_address("0000:17:00.0"), LinkState{PcieGen::kGen5, 8}}};
+  const std::string html = render_html(testing::hgx_spr_results(), {}, loaded);
+  EXPECT_THAT(section(html, "topology"),
+              HasSubstr(">Gen5 x8 under load (Gen1 x8 at discovery) of Gen5 x16, below expected; named by a verdict"));
+  EXPECT_THAT(section(html, "evidence"), HasSubstr("<td>Gen5 x8 under load (Gen1 x8 at discovery)</td>"));
+}
+
+TEST(HtmlTest, ACopyBelowItsFloorIsMarkedLow) {
+  const Results results = testing::hgx_spr_results_probed();
+  const double median = results.evidence.measurements[0].stats.median_gbps;
+  const auto h2d_row = [](const std::string& html) {
+    const std::string measurements = section(html, "measurements");
+    const std::string row = measurements.substr(measurements.find("<tr><td class=\"mono\">h2d_ce"));
+    return row.substr(0, row.find("</tr>"));
+  };
+  // A floor above the median: the median and its share of the budget marked.
+  const std::vector<BandwidthBudget> above = {
+      {"0000:17:00.0", Direction::kHostToDevice, "Gen5 x16", median * 2, median * 1.5}};
+  EXPECT_EQ(count(h2d_row(render_html(results, above)), "class=\"num low\" title=\"below the floor of "), 2u);
+  // Within its floor: nothing marked.
+  const std::vector<BandwidthBudget> within = {
+      {"0000:17:00.0", Direction::kHostToDevice, "Gen5 x16", median * 1.1, median * 0.8}};
+  EXPECT_THAT(h2d_row(render_html(results, within)), Not(HasSubstr(" low")));
+}
+
 TEST(HtmlTest, MeasurementsBesideTheirBudgets) {
   const std::vector<BandwidthBudget> budgets = {{"0000:17:00.0", Direction::kHostToDevice, "Gen5 x16", 58.4}};
   const Results results = testing::hgx_spr_results_probed();

@@ -60,7 +60,7 @@ TEST_F(OutputsTest, WritesEveryRequestedOutputAsItsRendererDoes) {
   EXPECT_EQ(get(path("results.json")), results_to_json(results));
   EXPECT_EQ(get(path("metrics.prom")), render_prometheus(results, 1718000000, 12.5, context.budgets));
   EXPECT_EQ(get(path("junit.xml")), render_junit(results, "pcieval", 1718000000));
-  EXPECT_EQ(get(path("report.html")), render_html(results, context.budgets));
+  EXPECT_EQ(get(path("report.html")), render_html(results, context.budgets, context.loaded_links));
 }
 
 TEST_F(OutputsTest, EveryOutputIsAttemptedWhenAnEarlierOneFails) {

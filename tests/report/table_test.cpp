@@ -72,6 +72,21 @@ TEST_F(CheckTableTest, DowngradedGpuRowShowsPathAndTheVerdictsLink) {
                                                       "Gen5 x16", "Gen1 x8", "link_downgraded"}));
 }
 
+TEST_F(CheckTableTest, NegotiatedShowsTheStateUnderLoadTheVerdictSpeaksOf) {
+  // Discovery read the idle GPU at Gen1 x8; under load it ran Gen5 x8, which
+  // is what its verdict holds against Gen5 x16 (issue 30 item 11).
+  const std::vector<LoadedLink> loaded{{*parse_pci_address("0000:17:00.0"), LinkState{PcieGen::kGen5, 8}}};
+  const std::string* row = nullptr;
+  const auto lines = lines_of(render_check_table(results_, {}, {}, loaded));
+  row = row_for(lines, "0000:17:00.0");
+  ASSERT_NE(row, nullptr);
+  EXPECT_EQ(cells_of(*row)[4], "Gen5 x8 (under load)");
+  // The same state as discovery read: shown once, unmarked.
+  const std::vector<LoadedLink> same{{*parse_pci_address("0000:17:00.0"), LinkState{PcieGen::kGen1, 8}}};
+  const auto unchanged = lines_of(render_check_table(results_, {}, {}, same));
+  EXPECT_EQ(cells_of(*row_for(unchanged, "0000:17:00.0"))[4], "Gen1 x8");
+}
+
 TEST_F(CheckTableTest, UnknownStateIsQuestionMarkAndNoLinkIsDash) {
   EXPECT_EQ(cells_of(*row_for(lines_, "0000:3b:00.0")),
             (std::vector<std::string>{"0000:3b:00.0", "nvme", "0000:3b:00.0 < 0000:3a:01.0", "?", "Gen5 x4",
