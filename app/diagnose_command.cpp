@@ -5,7 +5,6 @@
 // Read the files -> ingest/ (sections, parsers, evidence with each verdict's
 // file and line) -> validate/'s notes on what it will not judge -> judge and
 // report, as check does.
-#include <iostream>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -106,17 +105,6 @@ int run_diagnose(const DiagnoseOptions& options) {
       print_error(read.error().message);
       return kExitUsage;
     }
-  }
-
-  // Listings alone (an lspci -tv tree, an lspci -nn list) name devices but
-  // hold no link: nothing to judge, said in one line per input, as the
-  // outcome a drain reason or a script reads.
-  if (!captures.listings.empty() && captures.lspci.empty() && captures.nvidia_smi.empty() &&
-      captures.kernel_logs.empty() && captures.tools.empty()) {
-    for (const LinklessListing& listing : captures.listings) {
-      std::cout << "pcieval inconclusive: " << terminal_text(linkless_listing_text(listing)) << "\n";
-    }
-    return kExitInconclusive;
   }
 
   Results results;

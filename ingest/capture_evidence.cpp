@@ -244,7 +244,12 @@ void add_enumerated(Evidence& evidence, const KernelLogCapture& capture) {
     const bool named = std::any_of(capture.events.begin(), capture.events.end(), [&](const KernelLogEvent& e) {
       return e.device == function.bdf || (e.limiting_port && *e.limiting_port == function.bdf);
     });
-    if (!named || find_device(evidence, function.bdf) != nullptr) continue;
+    // A device or port another capture described needs no word from the log.
+    const bool on_a_path = std::any_of(evidence.devices.begin(), evidence.devices.end(), [&](const DeviceRecord& d) {
+      return std::any_of(d.path.begin(), d.path.end(),
+                         [&](const Link& l) { return l.upstream == function.bdf || l.downstream == function.bdf; });
+    });
+    if (!named || on_a_path || find_device(evidence, function.bdf) != nullptr) continue;
     const std::string where = capture.source + ":" + std::to_string(function.line);
     char ids[16];
     std::snprintf(ids, sizeof ids, "[%04x:%04x]", function.vendor_id, function.device_id);

@@ -300,7 +300,7 @@ std::string render_check_table(const Results& results, std::span<const Bandwidth
     // A kernel log alone names devices in its events, not in records: "no
     // devices found" would be false there.
     out += results.evidence.captured_events.empty()
-               ? "(no PCIe devices found)\n"
+               ? "(no PCIe device with a link in the evidence)\n"
                : "(no device record with a link: the devices below are named only by kernel log events)\n";
   }
 
