@@ -1,6 +1,7 @@
 #include "ingest/capture_evidence.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 #include <utility>
 
@@ -232,10 +233,54 @@ void add_nvidia_smi(Evidence& evidence, const std::vector<NvidiaSmiCapture>& cap
   }
 }
 
+namespace {
+
+// What the kernel log's enumeration lines say of the devices its events name,
+// where no other capture described them: a device record without a link
+// (what it is: a GPU, an NVMe drive) for an endpoint, a note for a port (a
+// bridge is not a device of its own, as in evidence_from_lspci).
+void add_enumerated(Evidence& evidence, const KernelLogCapture& capture) {
+  for (const EnumeratedFunction& function : capture.enumerated) {
+    const bool named = std::any_of(capture.events.begin(), capture.events.end(), [&](const KernelLogEvent& e) {
+      return e.device == function.bdf || (e.limiting_port && *e.limiting_port == function.bdf);
+    });
+    // A device or port another capture described needs no word from the log.
+    const bool on_a_path = std::any_of(evidence.devices.begin(), evidence.devices.end(), [&](const DeviceRecord& d) {
+      return std::any_of(d.path.begin(), d.path.end(),
+                         [&](const Link& l) { return l.upstream == function.bdf || l.downstream == function.bdf; });
+    });
+    if (!named || on_a_path || find_device(evidence, function.bdf) != nullptr) continue;
+    const std::string where = capture.source + ":" + std::to_string(function.line);
+    char ids[16];
+    std::snprintf(ids, sizeof ids, "[%04x:%04x]", function.vendor_id, function.device_id);
+    const bool bridge = is_pci_bridge_class(function.class_code) || (function.class_code >> 8) == 0x0600;
+    if (bridge) {
+      evidence.notes.push_back(to_string(function.bdf) + ": " +
+                               (function.port_type.empty() ? std::string("a bridge") : function.port_type) + " " + ids +
+                               ", as the kernel enumerated it (" + where + ")");
+      continue;
+    }
+    DeviceRecord record;
+    record.function.bdf = function.bdf;
+    record.function.vendor_id = function.vendor_id;
+    record.function.device_id = function.device_id;
+    record.function.class_code = function.class_code;
+    record.function.kind = classify_device(function.vendor_id, function.class_code);
+    record.notes.push_back("known only from the kernel log's enumeration line (" + where +
+                           "): the log holds no link state of it");
+    const auto at = std::lower_bound(evidence.devices.begin(), evidence.devices.end(), function.bdf,
+                                     [](const DeviceRecord& d, const PciAddress& a) { return d.function.bdf < a; });
+    evidence.devices.insert(at, std::move(record));
+  }
+}
+
+}  // namespace
+
 void add_kernel_logs(Evidence& evidence, const std::vector<KernelLogCapture>& captures) {
   std::vector<CapturedEvent>& events = evidence.captured_events;
   for (const KernelLogCapture& capture : captures) {
     evidence.notes.insert(evidence.notes.end(), capture.notes.begin(), capture.notes.end());
+    add_enumerated(evidence, capture);
     std::size_t notifications = 0;
     for (const KernelLogEvent& event : capture.events) {
       CapturedEvent out;
@@ -302,6 +347,7 @@ Evidence evidence_from_captures(Captures captures, const CaptureEvidenceOptions&
   }
   add_kernel_logs(evidence, captures.kernel_logs);
   add_tool_captures(evidence, captures.tools);
+  for (const LinklessListing& listing : captures.listings) evidence.notes.push_back(linkless_listing_text(listing));
   return evidence;
 }
 

@@ -33,6 +33,10 @@ std::optional<Result<ToolCapture>> parse_tool_capture(CaptureFormat format, std:
 // Parses one section, `first_line` being where it starts in the input.
 Status parse_section(CaptureFormat format, std::string_view text, const std::string& name, std::size_t first_line,
                      Captures& captures) {
+  if (holds_no_link_state(format)) {
+    captures.listings.push_back(LinklessListing{name, format, first_line});
+    return ok_status();
+  }
   if (format == CaptureFormat::kKernelLog) {
     auto parsed = parse_kernel_log(text, name, first_line);
     if (!parsed) return parsed.error();
@@ -80,6 +84,14 @@ Status parse_section(CaptureFormat format, std::string_view text, const std::str
 }
 
 }  // namespace
+
+std::string linkless_listing_text(const LinklessListing& listing) {
+  const std::string what = listing.format == CaptureFormat::kLspciTree ? "an `lspci -tv` tree" : "an `lspci -nn` list";
+  const std::string where = listing.first_line > 1 ? " (from line " + std::to_string(listing.first_line) + ")" : "";
+  return listing.source + where + " is " + what +
+         ": it names PCI devices but holds no link state (no LnkCap/LnkSta), so no link can be judged from it; "
+         "capture `sudo lspci -vv` of the whole machine";
+}
 
 Status add_capture(std::string_view text, const std::string& name, const std::vector<CaptureSection>& sections,
                    Captures& captures) {

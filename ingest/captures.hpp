@@ -16,13 +16,26 @@
 
 namespace pcieval {
 
+// An input (or a section of one) that names PCI functions without any link
+// state: an lspci -tv tree, an lspci -nn list.
+struct LinklessListing {
+  std::string source;
+  CaptureFormat format = CaptureFormat::kLspciTree;
+  std::size_t first_line = 1;
+};
+
+// One line for a listing: what it is, that it holds no link state, and the
+// capture that does.
+[[nodiscard]] std::string linkless_listing_text(const LinklessListing& listing);
+
 struct Captures {
   std::vector<LspciCapture> lspci;
   std::vector<NvidiaSmiCapture> nvidia_smi;
   std::vector<KernelLogCapture> kernel_logs;
-  std::vector<ToolCapture> tools;  // nvbandwidth, bandwidthTest, nccl-tests
-  std::vector<std::string> names;  // each input's name, in the order read
-  std::vector<std::string> notes;  // how inputs that mix formats were split
+  std::vector<ToolCapture> tools;         // nvbandwidth, bandwidthTest, nccl-tests
+  std::vector<LinklessListing> listings;  // read only to say they hold no link state
+  std::vector<std::string> names;         // each input's name, in the order read
+  std::vector<std::string> notes;         // how inputs that mix formats were split
 };
 
 // Parses the sections of one input's `text` (split_capture_sections, or one

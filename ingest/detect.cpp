@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ingest/bandwidth_test.hpp"
+#include "ingest/detail/lspci_text.hpp"
 #include "ingest/detail/stamped_lines.hpp"
 #include "ingest/kernel_log.hpp"
 #include "ingest/lspci.hpp"
@@ -16,6 +17,62 @@
 
 namespace pcieval {
 namespace {
+
+bool lspci_slot_start(std::string_view line);
+
+// Lines after the prompt that ran the command ("$ lspci -tv", "# lspci -nn",
+// a markdown fence): the listing's own lines, trimmed.
+template <class Visit>
+void listing_lines(std::string_view text, Visit visit) {
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::string_view line = trim_blanks(next_line(text, start));
+    if (!line.empty()) visit(line);
+  }
+}
+
+// "-[0000:00]-+-00.0  Intel ...", "-+-[0000:00]-+-00.0", " +-[0000:40]-+-00.0",
+// " \-[0000:e0]-+-00.0": a root of an lspci -t tree, where its bus numbers
+// start. A kernel log line is never one.
+bool looks_like_lspci_tree(std::string_view text) {
+  bool root = false;
+  bool kernel = false;
+  listing_lines(text, [&](std::string_view line) {
+    if (is_kernel_log_line(line)) kernel = true;
+    for (const std::string_view head : {"-[", "-+-[", "+-[", "\\-["}) {
+      if (!line.starts_with(head)) continue;
+      const std::string_view rest = line.substr(head.size());
+      const auto close = rest.find("]-");
+      if (close != std::string_view::npos && close <= 7 && rest.find(':') < close) root = true;
+    }
+  });
+  return root && !kernel;
+}
+
+// "01:00.0 VGA compatible controller [0300]: NVIDIA Corporation ..." or
+// "0000:01:00.0 3D controller: ...": lspci's one line per function, at least
+// two of them, with no indented detail under them (that is lspci -v) and no
+// kernel log line among them.
+bool looks_like_lspci_list(std::string_view text) {
+  std::size_t functions = 0;
+  bool kernel = false;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::string_view raw = next_line(text, start);
+    const std::string_view line = trim_blanks(raw);
+    if (line.empty()) continue;
+    if (is_kernel_log_line(line)) kernel = true;
+    if (raw.front() == ' ' || raw.front() == '\t') {
+      if (functions > 0 && !line.starts_with("+") && !line.starts_with("|")) return false;
+      continue;
+    }
+    const auto space = line.find(' ');
+    if (lspci_slot_start(line) && space != std::string_view::npos && line.find(": ", space) != std::string_view::npos) {
+      ++functions;
+    }
+  }
+  return functions >= 2 && !kernel;
+}
 
 // Detection order (see capture_formats()). To add a format: append its enum
 // value, then insert its row where its markers are specific enough; a format
@@ -33,12 +90,20 @@ constexpr std::array kFormats{
     CaptureFormatInfo{CaptureFormat::kNvbandwidth, "nvbandwidth", "nvbandwidth", &looks_like_nvbandwidth},
     CaptureFormatInfo{CaptureFormat::kBandwidthTest, "bandwidthtest", "bandwidthTest", &looks_like_bandwidth_test},
     CaptureFormatInfo{CaptureFormat::kNcclTests, "nccl-tests", "nccl-tests (all_reduce_perf)", &looks_like_nccl_tests},
+    // Listings without link state: after every format with link state, so a
+    // paste that holds lspci -vv too is read as that; before the kernel log.
+    CaptureFormatInfo{CaptureFormat::kLspciTree, "lspci-tree", "lspci -tv (no link state)", &looks_like_lspci_tree},
+    CaptureFormatInfo{CaptureFormat::kLspciList, "lspci-list", "lspci -nn (no link state)", &looks_like_lspci_list},
     CaptureFormatInfo{CaptureFormat::kKernelLog, "kernel-log", "dmesg / journalctl -k", &looks_like_kernel_log},
 };
 
 }  // namespace
 
 std::span<const CaptureFormatInfo> capture_formats() { return kFormats; }
+
+bool holds_no_link_state(CaptureFormat format) {
+  return format == CaptureFormat::kLspciTree || format == CaptureFormat::kLspciList;
+}
 
 std::string supported_formats_text() {
   std::string text;

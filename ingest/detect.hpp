@@ -27,7 +27,14 @@ enum class CaptureFormat {
   kBandwidthTest,    // "bandwidthtest": CUDA samples bandwidthTest
   kNcclTests,        // "nccl-tests": all_reduce_perf and the other nccl-tests text tables
   kNcclTestsJson,    // "nccl-tests-json": nccl-tests -J FILE
+  // Listings that name devices but hold no link register: read only to say
+  // so, and which capture would hold the link (lspci -vv).
+  kLspciTree,  // "lspci-tree": lspci -t / -tv
+  kLspciList,  // "lspci-list": lspci / lspci -nn, one line per function
 };
+
+// True for the formats that name PCI functions without any link state.
+[[nodiscard]] bool holds_no_link_state(CaptureFormat format);
 
 struct CaptureFormatInfo {
   CaptureFormat format;

@@ -14,6 +14,7 @@
 #include <map>
 #include <utility>
 
+#include "ingest/detail/kernel_log_markers.hpp"
 #include "ingest/detail/lspci_text.hpp"
 #include "ingest/detail/marker_scanner.hpp"
 #include "ingest/detail/stamped_lines.hpp"
@@ -95,12 +96,24 @@ std::optional<std::pair<PciAddress, int>> parse_xid(std::string_view line) {
   return std::pair{*address, xid};
 }
 
+// The GPU the driver names in "NVRM: The NVIDIA GPU 0000:b3:00.0 (PCI ID:
+// ...)", the first line of the message newer drivers print over three lines
+// ("... installed in this system has" / "fallen off the bus and is not
+// responding to commands."), with no Xid.
+constexpr std::string_view kNamedGpu = "NVRM: The NVIDIA GPU ";
+
 // "NVRM: GPU at 0000:01:00.0 has fallen off the bus." / "NVRM: GPU
-// 0000:2b:00.0: GPU has fallen off the bus." / "GPU at PCI:0000:01:00".
+// 0000:2b:00.0: GPU has fallen off the bus." / "GPU at PCI:0000:01:00" /
+// "NVRM: The NVIDIA GPU 0000:b3:00.0 (PCI ID: 10de:26b5) ...".
 std::optional<PciAddress> fallen_gpu(std::string_view line) {
-  const auto nvrm = line.find("NVRM: GPU ");
+  std::size_t nvrm = line.find("NVRM: GPU ");
+  std::size_t skip = 10;
+  if (nvrm == std::string_view::npos) {
+    nvrm = line.find(kNamedGpu);
+    skip = kNamedGpu.size();
+  }
   if (nvrm == std::string_view::npos) return std::nullopt;
-  std::string_view rest = line.substr(nvrm + 10);
+  std::string_view rest = line.substr(nvrm + skip);
   consume(rest, "at ");
   consume(rest, "PCI:");
   const auto end = rest.find_first_of(" )");
@@ -110,31 +123,85 @@ std::optional<PciAddress> fallen_gpu(std::string_view line) {
   return full_address(std::string(token) + ".0");
 }
 
-// The device a root port's corrected-error announcement names, `at` being
-// where "AER: " starts:
+// What a root port's error announcement says: the device it names and the
+// severity, `at` being where "AER: " starts:
 //   "AER: Corrected error received: 0000:00:1c.4"          (4.x, 5.x)
 //   "AER: Corrected error received: id=0018"                (3.x, RHEL 6/7)
 //   "AER: Correctable error message received from 0000:c1:00.0"  (6.x)
+//   "AER: Uncorrected (Non-Fatal) error received: 0000:00:1d.2"
+//   "AER: Uncorrectable (Fatal) error message received from 0000:63:00.0"
 // each also with "Multiple " before the severity. An "id=" is the requester
 // id (bus << 8 | device << 3 | function) in the announcing port's domain.
-std::optional<PciAddress> corrected_received(std::string_view text, std::size_t at) {
+struct Announced {
+  PciAddress device;
+  KernelEventKind kind = KernelEventKind::kAerCorrected;
+};
+
+std::optional<Announced> error_received(std::string_view text, std::size_t at) {
   std::string_view rest = text.substr(at + 5);
   consume(rest, "Multiple ");
-  if (!consume(rest, "Corrected ") && !consume(rest, "Correctable ")) return std::nullopt;
+  Announced announced;
+  if (consume(rest, "Corrected ") || consume(rest, "Correctable ")) {
+    announced.kind = KernelEventKind::kAerCorrected;
+  } else if (consume(rest, "Uncorrected (Fatal) ") || consume(rest, "Uncorrectable (Fatal) ")) {
+    announced.kind = KernelEventKind::kAerUncorrectedFatal;
+  } else if (consume(rest, "Uncorrected (Non-Fatal) ") || consume(rest, "Uncorrectable (Non-Fatal) ")) {
+    announced.kind = KernelEventKind::kAerUncorrectedNonFatal;
+  } else {
+    return std::nullopt;
+  }
   if (!consume(rest, "error message received") && !consume(rest, "error received")) return std::nullopt;
   if (!consume(rest, ": ") && !consume(rest, " from ")) return std::nullopt;
   const std::string_view token = rest.substr(0, rest.find_first_of(" ,"));
-  if (auto address = full_address(token)) return address;
+  if (auto address = full_address(token)) {
+    announced.device = *address;
+    return announced;
+  }
   const auto port = device_in(text.substr(0, at));
-  if (!token.starts_with("id=")) return port;
+  if (!token.starts_with("id=")) {
+    if (!port) return std::nullopt;
+    announced.device = *port;
+    return announced;
+  }
   const auto id = parse_hex_exact(token.substr(3), 4);
-  if (!id) return port;
-  PciAddress address;
-  address.domain = port ? port->domain : 0;
-  address.bus = static_cast<std::uint8_t>(*id >> 8);
-  address.device = static_cast<std::uint8_t>((*id >> 3) & 0x1fU);
-  address.function = static_cast<std::uint8_t>(*id & 7U);
-  return address;
+  if (!id) {
+    if (!port) return std::nullopt;
+    announced.device = *port;
+    return announced;
+  }
+  announced.device.domain = port ? port->domain : 0;
+  announced.device.bus = static_cast<std::uint8_t>(*id >> 8);
+  announced.device.device = static_cast<std::uint8_t>((*id >> 3) & 0x1fU);
+  announced.device.function = static_cast<std::uint8_t>(*id & 7U);
+  return announced;
+}
+
+// "pci 0000:00:03.1: [1022:1483] type 01 class 0x060400 PCIe Root Port", `at`
+// being where "] type 0" starts: the kernel's line for each function it
+// enumerates (drivers/pci/probe.c, pci_setup_device).
+std::optional<EnumeratedFunction> enumerated_function(std::string_view text, std::size_t at) {
+  const auto open = text.rfind('[', at);
+  if (open == std::string_view::npos || at - open != 10 || text[open + 5] != ':') return std::nullopt;
+  const auto vendor = parse_hex_exact(text.substr(open + 1, 4), 4);
+  const auto device_id = parse_hex_exact(text.substr(open + 6, 4), 4);
+  const auto bdf = device_in(text.substr(0, open));
+  if (!vendor || !device_id || !bdf) return std::nullopt;
+  std::string_view rest = text.substr(at + 8);  // past "] type 0", at the header type's last digit
+  if (rest.size() < 2) return std::nullopt;
+  rest.remove_prefix(1);
+  if (!consume(rest, " class 0x")) return std::nullopt;
+  const auto class_code = parse_hex_exact(rest.substr(0, 6), 6);
+  if (!class_code) return std::nullopt;
+  EnumeratedFunction function;
+  function.bdf = *bdf;
+  function.vendor_id = static_cast<std::uint16_t>(*vendor);
+  function.device_id = static_cast<std::uint16_t>(*device_id);
+  function.class_code = *class_code;
+  const std::string_view type = trim_blanks(rest.substr(std::min<std::size_t>(6, rest.size())));
+  if (type.starts_with("PCIe ") || type.starts_with("conventional PCI")) {
+    function.port_type = quoted(type).substr(1, std::min<std::size_t>(type.size(), 40));
+  }
+  return function;
 }
 
 // "[ 6] BadTLP                 (First)" -> "BadTLP"; "[12] Replay Timer
@@ -159,6 +226,11 @@ bool kernel_shaped(std::string_view line) {
   }
   return contains(line, " kernel: ") || contains(line, " kernel:[");
 }
+
+// A kernel message quoted without its time stamp or tag (a bug report, a
+// chat, a mail; in a code fence or behind "> "): a PCI device's message that
+// holds one of the reader's markers, or the NVIDIA driver's "NVRM: ".
+bool quoted_kernel_message(std::string_view line);
 
 // The lines of one AER report or driver message: an event's status dump and
 // its echo follow it within this many lines.
@@ -189,6 +261,9 @@ constexpr std::array kMarkers{
     ScanMarker{"] SDES", 2},                       // "SD"
     ScanMarker{"Xid (", 0},                        // "Xi"
     ScanMarker{"NVRM: GPU ", 1},                   // "VR"
+    ScanMarker{"NVRM: The NVIDIA GPU ", 1},        // "VR"
+    ScanMarker{"NVRM: fallen off the bus", 1},     // "VR"
+    ScanMarker{"] type 0", 2},                     // "ty"
     ScanMarker{"AER: ", 2},                        // "R:"
     ScanMarker{"error status/mask=", 16},          // "k="
     ScanMarker{"bwctrl", 0},                       // "bw"
@@ -212,6 +287,13 @@ constexpr EnumNames<KernelEventKind, 7> kKernelEventKindNames{
      {KernelEventKind::kGpuFellOffBus, "gpu_fell_off_bus"}}};
 static_assert(names_every_value_in_order(kKernelEventKindNames));
 
+bool quoted_kernel_message(std::string_view line) {
+  if (contains(line, "NVRM: ")) return true;
+  const bool marked = std::any_of(kMarkers.begin(), kMarkers.end(),
+                                  [&](const ScanMarker& marker) { return contains(line, marker.text); });
+  return marked && device_in(line).has_value();
+}
+
 class KernelLogReader {
  public:
   explicit KernelLogReader(std::string_view source) { capture_.source = std::string(source); }
@@ -223,6 +305,7 @@ class KernelLogReader {
     if (text.empty()) return;
     ++capture_.lines;
     shaped_ = shaped_ || kernel_shaped(text);
+    quoted_ = quoted_ || quoted_kernel_message(text);
     if (!event(text, number)) ++capture_.skipped_lines;
   }
 
@@ -247,9 +330,10 @@ class KernelLogReader {
     capture_.skipped_lines += count;
   }
   [[nodiscard]] bool shaped() const { return shaped_; }
+  void note(std::string text) { capture_.notes.push_back(std::move(text)); }
 
   Result<KernelLogCapture> finish() && {
-    if (!shaped_ && capture_.events.empty()) {
+    if (!shaped_ && !quoted_ && capture_.events.empty()) {
       return make_error(capture_.source +
                         ": no kernel log line found (expected dmesg or journalctl -k output: '[   12.345678] ...' "
                         "or '... kernel: ...')");
@@ -305,27 +389,28 @@ class KernelLogReader {
       // Kernels before 6.x say "Corrected" / "Uncorrected (Fatal)", later
       // ones "Correctable" / "Uncorrectable (Fatal)".
       const std::string_view severity = text.substr(at + 25);
+      KernelEventKind kind = KernelEventKind::kAerCorrected;
       if (severity.starts_with("Corrected") || severity.starts_with("Correctable")) {
-        if (KernelLogEvent* received = pending_received(number)) {
-          // The detail of the error the root port announced: one error, cited
-          // at the line that names the device that logged it.
-          received->device = *device;
-          received->line = number;
-          received->text = quoted(text);
-          if (auto time = kernel_log_time(text)) received->time_s = time;
-          pending_ = false;
-          return true;
-        }
-        add(KernelEventKind::kAerCorrected, *device, text, number);
+        kind = KernelEventKind::kAerCorrected;
       } else if (severity.starts_with("Uncorrected (Fatal)") || severity.starts_with("Uncorrectable (Fatal)") ||
                  severity.starts_with("Fatal")) {
-        add(KernelEventKind::kAerUncorrectedFatal, *device, text, number);
+        kind = KernelEventKind::kAerUncorrectedFatal;
       } else if (severity.starts_with("Uncorrected") || severity.starts_with("Uncorrectable")) {
-        add(KernelEventKind::kAerUncorrectedNonFatal, *device, text, number);
+        kind = KernelEventKind::kAerUncorrectedNonFatal;
       } else {
         return false;
       }
-      pending_ = false;
+      if (KernelLogEvent* received = pending_received(number, kind)) {
+        // The detail of the error the root port announced: one error, cited
+        // at the line that names the device that logged it.
+        received->device = *device;
+        received->line = number;
+        received->text = quoted(text);
+        if (auto time = kernel_log_time(text)) received->time_s = time;
+        pending_ = false;
+        return true;
+      }
+      add(kind, *device, text, number);
       return true;
     }
     if (contains(text, "Surprise Down") || contains(text, "] SDES")) {
@@ -357,15 +442,43 @@ class KernelLogReader {
       return true;
     }
     if (contains(text, "fallen off the bus")) {
-      const auto gpu = fallen_gpu(text);
+      std::optional<PciAddress> gpu = fallen_gpu(text);
+      // "NVRM: fallen off the bus ..." ends the message whose first line
+      // named the GPU: the event is at that line.
+      const bool continued = !gpu && named_gpu_ && number - named_gpu_->line <= kReportLines;
+      if (continued) gpu = named_gpu_->device;
       if (!gpu) return false;
+      const std::size_t at_line = continued ? named_gpu_->line : number;
       // The driver repeats an Xid 79 in words on the next lines: one event.
-      if (KernelLogEvent* previous = recent(*gpu, number);
+      if (KernelLogEvent* previous = recent(*gpu, at_line);
           previous != nullptr && previous->kind == KernelEventKind::kGpuFellOffBus) {
         return true;
       }
-      add(KernelEventKind::kGpuFellOffBus, *gpu, text, number);
+      if (continued) {
+        add(KernelEventKind::kGpuFellOffBus, *gpu, named_gpu_->text, at_line);
+        named_gpu_.reset();
+      } else {
+        add(KernelEventKind::kGpuFellOffBus, *gpu, text, number);
+      }
       return true;
+    }
+    if (const auto at = text.find(kNamedGpu); at != std::string_view::npos) {
+      // The first line of a message the driver goes on with on the next
+      // lines; what it says is not known yet, so the line is not counted as
+      // read unless its end says the GPU fell off the bus.
+      if (auto gpu = fallen_gpu(text)) named_gpu_ = NamedGpu{*gpu, number, std::string(text)};
+      return false;
+    }
+    if (const auto at = text.find("] type 0"); at != std::string_view::npos) {
+      // A function the kernel enumerated: what it is, for the devices the
+      // events name. Not a PCIe event, so counted with the lines skipped.
+      if (auto function = enumerated_function(text, at)) {
+        function->line = number;
+        const bool known = std::any_of(capture_.enumerated.begin(), capture_.enumerated.end(),
+                                       [&](const EnumeratedFunction& f) { return f.bdf == function->bdf; });
+        if (!known) capture_.enumerated.push_back(std::move(*function));
+      }
+      return false;
     }
     if (contains(text, "bwctrl") || contains(text, "Link Bandwidth Notification") ||
         contains(text, "bw_notification")) {
@@ -375,8 +488,11 @@ class KernelLogReader {
       return true;
     }
     if (const auto at = text.find("AER: "); at != std::string_view::npos) {
-      if (auto source = corrected_received(text, at)) {
-        add(KernelEventKind::kAerCorrected, *source, text, number);
+      // An announcement is an error of its own until the detail line of the
+      // same severity claims it: the detail is rate-limited, missing on old
+      // kernels, or left out of a quote in a bug report.
+      if (auto announced = error_received(text, at)) {
+        add(announced->kind, announced->device, text, number);
         pending_ = true;
         return true;
       }
@@ -398,23 +514,38 @@ class KernelLogReader {
     return contains(text, "AER: ") || contains(text, "error status/mask=");
   }
 
-  // The corrected error announced by the last line, when it is at most a
-  // report's length above `number` and no detail line has claimed it yet.
-  KernelLogEvent* pending_received(std::size_t number) {
+  // The error of severity `kind` announced by the last line, when it is at
+  // most a report's length above `number` and no detail line has claimed it.
+  KernelLogEvent* pending_received(std::size_t number, KernelEventKind kind) {
     if (!pending_ || capture_.events.empty()) return nullptr;
     KernelLogEvent& last = capture_.events.back();
-    return last.kind == KernelEventKind::kAerCorrected && number - last.line <= kReportLines ? &last : nullptr;
+    return last.kind == kind && number - last.line <= kReportLines ? &last : nullptr;
   }
+
+  // "NVRM: The NVIDIA GPU <bdf>": the line the rest of the message belongs to.
+  struct NamedGpu {
+    PciAddress device;
+    std::size_t line = 0;
+    std::string text;
+  };
 
   KernelLogCapture capture_;
   bool shaped_ = false;
-  bool pending_ = false;  // the last event is a root port's "Corrected error received"
+  bool quoted_ = false;   // a kernel message quoted without its stamp (quoted_kernel_message)
+  bool pending_ = false;  // the last event is a root port's "error received" announcement
+  std::optional<NamedGpu> named_gpu_;
   std::map<int, std::size_t> other_xids_;
 };
 
 }  // namespace
 
 std::string_view to_string(KernelEventKind kind) { return name_of(kKernelEventKindNames, kind); }
+
+std::size_t kernel_log_markers_in(std::string_view text) {
+  return static_cast<std::size_t>(std::count_if(kMarkers.begin(), kMarkers.end(), [&](const ScanMarker& marker) {
+    return text.find(marker.text) != std::string_view::npos;
+  }));
+}
 
 std::optional<KernelLogEvent> parse_bandwidth_limited(std::string_view line) {
   constexpr std::string_view kAvailable = " Gb/s available PCIe bandwidth, limited by ";
@@ -480,14 +611,17 @@ bool looks_like_kernel_log(std::string_view text) {
     const std::string_view line = trim_blanks(next_line(text, start));
     if (line.empty()) continue;
     if (kernel_shaped(line) || contains(line, "available PCIe bandwidth") || contains(line, "PCIe Bus Error:") ||
-        contains(line, "NVRM: Xid (")) {
+        contains(line, "NVRM: Xid (") || quoted_kernel_message(line)) {
       return true;
     }
   }
   return false;
 }
 
-Result<KernelLogCapture> parse_kernel_log(std::string_view text, std::string_view source, std::size_t first_line) {
+namespace {
+
+Result<KernelLogCapture> read_kernel_log(std::string_view text, std::string_view source, std::size_t first_line,
+                                         std::size_t joined_lines) {
   KernelLogReader reader(source);
   std::size_t start = 0;                                     // the first line not yet read or counted
   std::size_t number = first_line > 0 ? first_line - 1 : 0;  // lines before `start`
@@ -527,7 +661,23 @@ Result<KernelLogCapture> parse_kernel_log(std::string_view text, std::string_vie
     read_until = number + kReportLines;
     start = end + 1;
   }
+  if (joined_lines > 0) {
+    reader.note(std::string(source) + ": joined " + std::to_string(joined_lines) +
+                (joined_lines == 1 ? " line" : " lines") +
+                " without a time stamp to the line above (a wrapped paste), where only the joined text is a kernel "
+                "message");
+  }
   return std::move(reader).finish();
+}
+
+}  // namespace
+
+Result<KernelLogCapture> parse_kernel_log(std::string_view text, std::string_view source, std::size_t first_line) {
+  std::size_t joined = 0;
+  if (auto unwrapped = unwrap_kernel_log(text, &joined)) {
+    return read_kernel_log(*unwrapped, source, first_line, joined);
+  }
+  return read_kernel_log(text, source, first_line, 0);
 }
 
 }  // namespace pcieval

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -53,9 +54,23 @@ struct KernelLogEvent {
   std::vector<std::string> error_bits;
 };
 
+// A function the kernel enumerated at boot: "pci 0000:00:03.1: [1022:1483]
+// type 01 class 0x060400 PCIe Root Port" (the port type on kernels from 6.x
+// on). What the device is, where no lspci block says it: a GPU, an NVMe drive,
+// a root port.
+struct EnumeratedFunction {
+  PciAddress bdf;
+  std::uint16_t vendor_id = 0;
+  std::uint16_t device_id = 0;
+  std::uint32_t class_code = 0;
+  std::string port_type;  // "PCIe Root Port", "PCIe Legacy Endpoint", ...; "" on older kernels
+  std::size_t line = 0;
+};
+
 struct KernelLogCapture {
   std::string source;
-  std::vector<KernelLogEvent> events;  // in log order
+  std::vector<KernelLogEvent> events;          // in log order
+  std::vector<EnumeratedFunction> enumerated;  // in log order, each address once
   std::vector<std::string> notes;
   std::size_t lines = 0;          // non-blank lines read
   std::size_t skipped_lines = 0;  // non-blank lines that are no PCIe event
@@ -85,6 +100,11 @@ struct KernelLogCapture {
 [[nodiscard]] std::optional<double> kernel_log_time(std::string_view line);
 
 // Reads every line; lines that are no PCIe event are skipped and counted.
+// A line without a time stamp under one that has one (a mail client wrapped
+// the paste at 72 columns) is joined to it when only the joined text holds a
+// message this reader knows (unwrap_kernel_log). A message the NVIDIA driver
+// prints over several lines ("NVRM: The NVIDIA GPU <bdf>" ... "NVRM: fallen
+// off the bus") is one event, at the line that names the GPU.
 // Messages are found anywhere in the line, whatever prefix it has (dmesg,
 // dmesg -T, journalctl -k short/short-iso/short-precise, syslog with or without
 // the kernel's own stamp); each event keeps the line's time stamp. A root
@@ -96,6 +116,16 @@ struct KernelLogCapture {
 // from, when the text is a section of a larger capture.
 [[nodiscard]] Result<KernelLogCapture> parse_kernel_log(std::string_view text, std::string_view source = "input",
                                                         std::size_t first_line = 1);
+
+// The text with each wrapped continuation line joined to the line above it
+// (the continuation's own line left blank, so line numbers stay the file's),
+// when the joined text holds a message the two lines do not hold apart: a
+// marker split by the break, or a "limited by" line cut before its
+// capability. nullopt when nothing was joined, or the text is larger than a
+// pasted e-mail can be (kMaxUnwrapBytes).
+inline constexpr std::size_t kMaxUnwrapBytes = std::size_t{8} << 20;
+// `joined_lines`, when given, counts the continuations joined.
+[[nodiscard]] std::optional<std::string> unwrap_kernel_log(std::string_view text, std::size_t* joined_lines = nullptr);
 
 // One "limited by" message, without its prefix: "63.008 Gb/s available PCIe
 // bandwidth, limited by 8.0 GT/s PCIe x8 link at 0000:00:01.0 (capable of

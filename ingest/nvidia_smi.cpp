@@ -126,12 +126,17 @@ Field field_of(const std::vector<Section>& sections, std::string_view name) {
 
 class SmiTextReader {
  public:
-  explicit SmiTextReader(std::string_view source) { capture_.source = std::string(source); }
+  // `base_indent`: the columns every line of the output was shifted right by
+  // (a notebook or a quote indents the whole output), taken off each line.
+  SmiTextReader(std::string_view source, std::size_t base_indent) : base_indent_(base_indent) {
+    capture_.source = std::string(source);
+  }
 
   void line(std::string_view raw, std::size_t number) {
     const std::string_view text = trim_blanks(raw);
     if (text.empty()) return;
-    const std::size_t indent = indent_of(raw);
+    const std::size_t shifted = indent_of(raw);
+    const std::size_t indent = shifted > base_indent_ ? shifted - base_indent_ : 0;
     if (indent == 0) {
       top_level(text, number);
       return;
@@ -171,6 +176,7 @@ class SmiTextReader {
   }
 
  private:
+  std::size_t base_indent_ = 0;
   std::string origin(std::size_t line) const { return capture_.source + ":" + std::to_string(line); }
 
   void top_level(std::string_view text, std::size_t number) {
@@ -415,21 +421,45 @@ bool looks_like_nvidia_smi(std::string_view text) {
   // A block pasted without the banner: "GPU <bus id>" then an indented field.
   std::size_t start = 0;
   bool after_header = false;
+  std::size_t header_indent = 0;  // an indented paste shifts the header too (common_indent)
   while (start < text.size()) {
     const std::string_view raw = next_line(text, start);
     const std::string_view line = trim_blanks(raw);
     if (line.empty()) continue;
-    if (after_header && indent_of(raw) > 0 &&
+    if (after_header && indent_of(raw) > header_indent &&
         (line.starts_with("Product Name") || line == "PCI" || line.starts_with("Product Brand"))) {
       return true;
     }
-    after_header = indent_of(raw) == 0 && line.starts_with("GPU ") && parse_nvidia_smi_bus_id(line.substr(4)).ok();
+    after_header = line.starts_with("GPU ") && parse_nvidia_smi_bus_id(line.substr(4)).ok();
+    header_indent = indent_of(raw);
   }
   return false;
 }
 
+namespace {
+
+// The indent of the output's "GPU 00000000:17:00.0" headers, which
+// nvidia-smi prints at column 0: more than 0 when the whole output was
+// indented after the command that printed it (a notebook cell's
+// "!nvidia-smi -q" then the output four columns in, a quote, a list item).
+std::size_t common_indent(std::string_view text) {
+  std::optional<std::size_t> least;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::string_view raw = next_line(text, start);
+    const std::string_view line = trim_blanks(raw);
+    if (!line.starts_with("GPU ") || !parse_nvidia_smi_bus_id(line.substr(4)).ok()) continue;
+    const std::size_t indent = indent_of(raw);
+    if (indent == 0) return 0;
+    least = least ? std::min(*least, indent) : indent;
+  }
+  return least.value_or(0);
+}
+
+}  // namespace
+
 Result<NvidiaSmiCapture> parse_nvidia_smi(std::string_view text, std::string_view source) {
-  SmiTextReader reader(source);
+  SmiTextReader reader(source, common_indent(text));
   std::size_t start = 0;
   std::size_t number = 0;
   while (start < text.size()) {

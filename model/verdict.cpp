@@ -17,7 +17,7 @@ static_assert(names_every_value_in_order(kVerdictStatusNames));
 
 // Codes are appended, never removed, so they run from 0 without a gap: a
 // code appended to verdict.hpp is appended here, and becomes the last below.
-constexpr EnumNames<ReasonCode, 30> kReasonCodeNames{{
+constexpr EnumNames<ReasonCode, 32> kReasonCodeNames{{
     {ReasonCode::kLinkAtExpectedState, "link_at_expected_state"},
     {ReasonCode::kLinkSpeedBelowExpected, "link_speed_below_expected"},
     {ReasonCode::kLinkWidthBelowExpected, "link_width_below_expected"},
@@ -48,9 +48,11 @@ constexpr EnumNames<ReasonCode, 30> kReasonCodeNames{{
     {ReasonCode::kNoLinkToJudgeAgainst, "no_link_to_judge_against"},
     {ReasonCode::kNothingJudged, "nothing_judged"},
     {ReasonCode::kCorrectableErrorBurstLogged, "correctable_error_burst_logged"},
+    {ReasonCode::kCorrectableErrorsWithinSpecRate, "correctable_errors_within_spec_rate"},
+    {ReasonCode::kCorrectableErrorRateUnknown, "correctable_error_rate_unknown"},
 }};
 static_assert(names_every_value_in_order(kReasonCodeNames) &&
-              kReasonCodeNames.size() == static_cast<std::size_t>(ReasonCode::kCorrectableErrorBurstLogged) + 1);
+              kReasonCodeNames.size() == static_cast<std::size_t>(ReasonCode::kCorrectableErrorRateUnknown) + 1);
 
 constexpr EnumNames<Overall, 3> kOverallNames{
     {{Overall::kPass, "pass"}, {Overall::kFail, "fail"}, {Overall::kInconclusive, "inconclusive"}}};

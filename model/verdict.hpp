@@ -59,6 +59,11 @@ enum class ReasonCode {
   kNothingJudged,                // "nothing_judged": the evidence held nothing to judge (an empty tree, no links)
   kCorrectableErrorBurstLogged,  // "correctable_error_burst_logged": a kernel log's correctable errors on one
                                  // port came faster than a link within the spec's bit error rate can log
+  // Schema 1.7: every device a kernel log's correctable errors name gets a verdict of its own.
+  kCorrectableErrorsWithinSpecRate,  // "correctable_errors_within_spec_rate" (a pass): a kernel log's correctable
+                                     // errors on one device, time-stamped, never faster than the spec allows
+  kCorrectableErrorRateUnknown,      // "correctable_error_rate_unknown": correctable errors whose rate the log
+                                     // cannot give (lines without time stamps, a Gen6+ link)
 };
 
 // The code's stable name; "" for a value that is not a code.

@@ -306,7 +306,13 @@ std::string render_check_table(const Results& results, std::span<const Bandwidth
   }
 
   std::string out = aligned(rows);
-  if (results.evidence.devices.empty()) out += "(no PCIe devices found)\n";
+  if (results.evidence.devices.empty()) {
+    // A kernel log alone names devices in its events, not in records: "no
+    // devices found" would be false there.
+    out += results.evidence.captured_events.empty()
+               ? "(no PCIe device with a link in the evidence)\n"
+               : "(no device record with a link: the devices below are named only by kernel log events)\n";
+  }
 
   // The measurement engine's part, each section only when it has something.
   const Evidence& evidence = results.evidence;

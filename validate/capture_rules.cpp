@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "validate/event_rate_rules.hpp"
@@ -38,7 +39,7 @@ std::string uncorrectable_remediation(const std::string& subject) {
 }
 
 std::string fell_off_remediation(const std::string& subject) {
-  return "The GPU stopped answering on PCIe (Xid 79): collect `nvidia-bug-report.sh`, check the GPU's power cables "
+  return "The GPU stopped answering on PCIe: collect `nvidia-bug-report.sh`, check the GPU's power cables "
          "and temperature, reseat " +
          subject + " and its riser; a GPU that falls off the bus again after that needs replacing.";
 }
@@ -169,11 +170,16 @@ std::vector<Verdict> judge_captured_events(const Evidence& evidence, const std::
   std::map<std::string, Tally> uncorrectable;
   std::map<std::string, Tally> fell_off;
   std::map<std::string, std::string> uncorrectable_kinds;
+  std::set<std::string> with_xid;  // subjects whose fell-off events include an Xid 79 line
   for (const CapturedEvent& event : events) {
     const auto targets = devices_at(evidence, event.device);
     if (event.kind == Kind::kLinkLimited) {
       if (targets.empty()) {
-        if (auto verdict = limited_verdict(evidence, event, nullptr)) verdicts.push_back(std::move(*verdict));
+        // A device the evidence names without a link (one the kernel log
+        // enumerated) still says what it is: a GPU or not.
+        if (auto verdict = limited_verdict(evidence, event, find_device(evidence, event.device))) {
+          verdicts.push_back(std::move(*verdict));
+        }
       }
       for (const DeviceRecord* device : targets) {
         if (auto verdict = limited_verdict(evidence, event, device)) verdicts.push_back(std::move(*verdict));
@@ -187,6 +193,8 @@ std::vector<Verdict> judge_captured_events(const Evidence& evidence, const std::
     for (const std::string& subject : subjects) {
       if (event.kind == Kind::kFellOffBus) {
         count(fell_off[subject], origin_of(event));
+        // Newer drivers say it in words only, with no Xid.
+        if (event.text.find("Xid (") != std::string::npos) with_xid.insert(subject);
         continue;
       }
       count(uncorrectable[subject], origin_of(event));
@@ -202,8 +210,9 @@ std::vector<Verdict> judge_captured_events(const Evidence& evidence, const std::
     verdict.subject = subject;
     verdict.status = VerdictStatus::kLinkErrors;
     verdict.code = ReasonCode::kGpuFellOffBus;
-    verdict.reason = "the NVIDIA driver logged that " + subject + " fell off the bus (Xid 79) " +
-                     std::to_string(tally.count) + (tally.count == 1 ? " time " : " times ") + where(tally);
+    verdict.reason = "the NVIDIA driver logged that " + subject + " fell off the bus " +
+                     (with_xid.contains(subject) ? "(Xid 79) " : "") + std::to_string(tally.count) +
+                     (tally.count == 1 ? " time " : " times ") + where(tally);
     verdict.remediation = fell_off_remediation(subject);
     verdicts.push_back(std::move(verdict));
   }

@@ -92,8 +92,24 @@ void judge_port(const Evidence& evidence, const ThresholdProfile& profile, const
   const Densest densest = densest_window(events);
   std::string note = "correctable PCIe errors on " + subject + ": " + std::to_string(events.size()) + " in the log (" +
                      lines_of(events) + ")";
+  const std::string counted = "the kernel logged " + std::to_string(events.size()) + " correctable PCIe error" +
+                              (events.size() == 1 ? "" : "s") + " on " + subject + " (" + lines_of(events) + ")";
+  // A device the log names gets a verdict of its own, whatever its rate:
+  // a note alone left a log of a few errors with nothing judged at all.
+  const auto unknown_rate = [&](const std::string& why) {
+    Verdict verdict;
+    verdict.subject = subject;
+    verdict.status = VerdictStatus::kInconclusive;
+    verdict.code = ReasonCode::kCorrectableErrorRateUnknown;
+    verdict.reason = counted + ": " + why;
+    verdict.remediation =
+        "Capture the kernel log with its time stamps (`dmesg -T`, `journalctl -k -o short-iso`), or run `pcieval "
+        "check` on the node to judge correctable errors per GB moved under load.";
+    out.verdicts.push_back(std::move(verdict));
+  };
   if (densest.count == 0) {
     out.notes.push_back(note + "; the lines carry no time stamps, so their rate is unknown");
+    unknown_rate("the lines carry no time stamps, so their rate is unknown and was not judged");
     return;
   }
   note += ", at most " + std::to_string(densest.count) + " within " + fixed_text(kBurstWindowS, 0) + " s";
@@ -108,6 +124,8 @@ void judge_port(const Evidence& evidence, const ThresholdProfile& profile, const
   if (generation_number(link.gen) > generation_number(PcieGen::kGen5)) {
     out.notes.push_back(note + "; " + to_string(link) +
                         " links are specified by their error rate before forward error correction: not judged");
+    unknown_rate("its " + to_string(link) +
+                 " link is specified by its error rate before forward error correction, which the log does not give");
     return;
   }
   const ThresholdSet thresholds = thresholds_for(profile, find_device(evidence, address));
@@ -116,6 +134,15 @@ void judge_port(const Evidence& evidence, const ThresholdProfile& profile, const
   if (densest.count < kMinBurstErrors || static_cast<double>(densest.count) <= bound) {
     out.notes.push_back(note + ": below the " + fixed_text(bound, 1) + " per minute " + link_text +
                         " logs at the spec's bit error rate, not judged");
+    Verdict verdict;
+    verdict.subject = subject;
+    verdict.status = VerdictStatus::kPass;
+    verdict.code = ReasonCode::kCorrectableErrorsWithinSpecRate;
+    verdict.reason = counted + ", at most " + std::to_string(densest.count) + " within " +
+                     fixed_text(kBurstWindowS, 0) + " s: no faster than the " + fixed_text(bound, 1) + " per minute " +
+                     link_text +
+                     " logs at the spec's bit error rate of 1e-12; only the error rate was judged, not the link";
+    out.verdicts.push_back(std::move(verdict));
     return;
   }
   out.notes.push_back(note);

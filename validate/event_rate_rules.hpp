@@ -49,6 +49,11 @@ struct CapturedRates {
 //   correctable_error_burst_logged, citing the first and last line of the
 //   densest minute. Links of Gen6 and above are left to the notes (their
 //   spec error rate is before forward error correction);
+// - every other device with correctable errors: pass,
+//   correctable_errors_within_spec_rate, when its time-stamped errors never
+//   came faster (the error rate only: its link is not judged here); or
+//   inconclusive, correctable_error_rate_unknown, when the lines carry no
+//   time stamps or its link is Gen6 or above;
 // - every device with correctable errors: a note naming it, the count, the
 //   lines and the most logged within one minute (or that the lines carried
 //   no time stamps);

@@ -26,7 +26,11 @@ Verdict nothing_judged(const Evidence& evidence) {
   verdict.code = ReasonCode::kNothingJudged;
   const std::size_t devices = evidence.devices.size();
   verdict.reason = "nothing was judged: " +
-                   (devices == 0 ? std::string("the evidence holds no PCI device")
+                   // Said of the evidence, not of the machine: a captured
+                   // lspci -tv tree or a kernel log names devices it holds no
+                   // link of.
+                   (devices == 0 ? std::string("no PCI device with a link, no measurement and no kernel log event "
+                                               "is in the evidence")
                                  : std::to_string(devices) + (devices == 1 ? " device" : " devices") +
                                        ", none with a PCIe link, and no measurement with a link to hold it against");
   if (!evidence.sysfs_root.empty()) verdict.reason += " (PCI tree read from " + evidence.sysfs_root + ")";

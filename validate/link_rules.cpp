@@ -532,9 +532,13 @@ std::string summarize(const std::vector<Verdict>& verdicts, const Evidence& evid
     std::set<std::string> full_path;
     std::set<std::string> own_link;
     std::set<std::string> bandwidth;
+    std::set<std::string> error_rate;
     std::set<std::string> other;
     for (const Verdict& v : verdicts) {
       switch (v.code) {
+        case ReasonCode::kCorrectableErrorsWithinSpecRate:
+          error_rate.insert(v.subject);
+          break;
         case ReasonCode::kLinkAtExpectedState:
           full_path.insert(v.subject);
           break;
@@ -579,8 +583,16 @@ std::string summarize(const std::vector<Verdict>& verdicts, const Evidence& evid
       if (groups > 0) what += (what.empty() ? "" : ", ") + count(groups, "GPU group", "GPU groups");
       parts.push_back("copy bandwidth of " + what + " within budget");
     }
+    if (!error_rate.empty()) {
+      parts.push_back("correctable error rate of " + count(error_rate.size(), "device", "devices") +
+                      " within the spec");
+    }
     if (!other.empty()) parts.push_back(count(other.size(), "other check", "other checks") + " passed");
     for (std::size_t i = 0; i < parts.size(); ++i) line += (i == 0 ? "" : ", ") + parts[i];
+    // A kernel log alone passes on its errors' rate: say what it did not hold.
+    if (!error_rate.empty() && full_path.empty() && own_link.empty() && bandwidth.empty()) {
+      line += "; no link state or bandwidth in the evidence (capture `sudo lspci -vv` and `nvidia-smi -q`)";
+    }
     return line;
   }
   const Verdict* first = pick();

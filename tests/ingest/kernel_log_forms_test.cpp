@@ -116,13 +116,17 @@ TEST(KernelLogForms, AnnouncementAloneIsAnErrorOfTheDeviceItNames) {
       "[ 8.0] pcieport 0000:40:01.1: AER: enabled with IRQ 45\n"
       "[ 9.0] pcieport 0000:4a:01.0: AER: Uncorrected (Fatal) error received: 0000:4a:01.0\n");
   ASSERT_TRUE(parsed) << parsed.error().message;
-  ASSERT_EQ(parsed->events.size(), 3U);
+  ASSERT_EQ(parsed->events.size(), 4U);
   EXPECT_EQ(to_string(parsed->events[0].device), "0000:00:1c.4");
   // id=0010: bus 00, device 02, function 0, in the announcing port's domain.
   EXPECT_EQ(to_string(parsed->events[1].device), "0001:00:02.0");
   EXPECT_EQ(to_string(parsed->events[2].device), "0000:41:00.0");
-  for (const KernelLogEvent& event : parsed->events) EXPECT_EQ(event.kind, KernelEventKind::kAerCorrected);
-  EXPECT_EQ(parsed->skipped_lines, 0U) << "the IRQ line and the uncorrected announcement are recognised";
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(parsed->events[i].kind, KernelEventKind::kAerCorrected);
+  // Issue 30: an uncorrected announcement with no detail after it (a bug
+  // report quotes only this line) is the error itself, like a corrected one.
+  EXPECT_EQ(parsed->events[3].kind, KernelEventKind::kAerUncorrectedFatal);
+  EXPECT_EQ(to_string(parsed->events[3].device), "0000:4a:01.0");
+  EXPECT_EQ(parsed->skipped_lines, 0U) << "the IRQ line is recognised";
 }
 
 TEST(KernelLogForms, AnnouncementAndItsDetailAreOneErrorAtTheDetailLine) {

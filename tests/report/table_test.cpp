@@ -160,7 +160,7 @@ TEST(CheckTableEmptyTest, NoDevicesSaysSo) {
   const auto lines = lines_of(render_check_table(results));
   ASSERT_EQ(lines.size(), 4u);
   EXPECT_EQ(cells_of(lines[0]).size(), 6u);
-  EXPECT_EQ(lines[1], "(no PCIe devices found)");
+  EXPECT_EQ(lines[1], "(no PCIe device with a link in the evidence)");
   EXPECT_EQ(lines[3], results.summary);
 }
 

@@ -10,6 +10,7 @@ namespace pcieval {
 namespace {
 
 using ::testing::Contains;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
@@ -63,6 +64,14 @@ TEST(EventRateRules, BurstRateOfALinkFollowsTheSpecBitErrorRate) {
   EXPECT_NEAR(burst_errors_per_minute({PcieGen::kGen4, 16}, 0.1), 3.072, 1e-9);
 }
 
+// "status code" per verdict: every device the errors name gets one (issue 30).
+std::vector<std::string> rate_codes_of(const std::vector<Verdict>& verdicts) {
+  std::vector<std::string> out;
+  for (const Verdict& v : verdicts)
+    out.push_back(std::string(to_string(v.status)) + " " + std::string(to_string(v.code)));
+  return out;
+}
+
 TEST(EventRateRules, ABurstOnAPortOfAKnownLinkIsLinkErrors) {
   Evidence evidence;
   evidence.devices = {p100_on_gen3_port()};
@@ -84,7 +93,8 @@ TEST(EventRateRules, TheSameBurstWithTheLinkUnknownIsHeldToGen5x16) {
   Evidence evidence;
   evidence.captured_events = corrected("0000:00:02.0", 20, 68183.6, 2.0);
   const CapturedRates rates = judge_captured_rates(evidence, ThresholdProfile{});
-  EXPECT_THAT(rates.verdicts, IsEmpty());
+  // Issue 30: the port still gets a verdict of its own, on the rate only.
+  EXPECT_THAT(rate_codes_of(rates.verdicts), ElementsAre("pass correctable_errors_within_spec_rate"));
   EXPECT_THAT(joined(rates.notes), HasSubstr("at most 20 within 60 s: below the 61.4 per minute a Gen5 x16 link"));
 
   // 70 within 40 s is beyond even that.
@@ -98,7 +108,8 @@ TEST(EventRateRules, TheProfilesToleranceScalesTheBurstRate) {
   Evidence evidence;
   evidence.devices = {p100_on_gen3_port()};
   evidence.captured_events = corrected("0000:02:00.0", 8, 100.0, 5.0);  // 8 in 35 s on a Gen3 x16 link
-  EXPECT_THAT(judge_captured_rates(evidence, ThresholdProfile{}).verdicts, IsEmpty());
+  EXPECT_THAT(rate_codes_of(judge_captured_rates(evidence, ThresholdProfile{}).verdicts),
+              ElementsAre("pass correctable_errors_within_spec_rate"));
   ThresholdProfile strict;
   strict.defaults.correctable_errors_per_gb = 0.25;  // bound 3.84 per minute
   EXPECT_THAT(judge_captured_rates(evidence, strict).verdicts, SizeIs(1));
@@ -109,7 +120,8 @@ TEST(EventRateRules, IsolatedErrorsAreANoteWithPortAndCount) {
   evidence.devices = {p100_on_gen3_port()};
   evidence.captured_events = corrected("0000:02:00.0", 3, 1000.0, 3600.0);
   const CapturedRates rates = judge_captured_rates(evidence, ThresholdProfile{});
-  EXPECT_THAT(rates.verdicts, IsEmpty());
+  ASSERT_THAT(rate_codes_of(rates.verdicts), ElementsAre("pass correctable_errors_within_spec_rate"));
+  EXPECT_THAT(rates.verdicts.front().reason, HasSubstr("only the error rate was judged, not the link"));
   ASSERT_THAT(rates.notes, SizeIs(1));
   EXPECT_THAT(rates.notes.front(),
               HasSubstr("0000:02:00.0: 3 in the log (syslog:10 .. syslog:18), at most 1 within 60 s"));
@@ -121,7 +133,8 @@ TEST(EventRateRules, TwoErrorsNeverMakeABurstEvenOnAGen1x1Link) {
   slow.function.link = PortLinkReading::known({PcieGen::kGen1, 1}, {PcieGen::kGen1, 1});
   evidence.devices = {slow};
   evidence.captured_events = corrected("0000:02:00.0", 2, 5.0, 0.001);
-  EXPECT_THAT(judge_captured_rates(evidence, ThresholdProfile{}).verdicts, IsEmpty());
+  EXPECT_THAT(rate_codes_of(judge_captured_rates(evidence, ThresholdProfile{}).verdicts),
+              ElementsAre("pass correctable_errors_within_spec_rate"));
   evidence.captured_events = corrected("0000:02:00.0", 3, 5.0, 0.001);
   EXPECT_THAT(judge_captured_rates(evidence, ThresholdProfile{}).verdicts, SizeIs(1));
 }
@@ -135,7 +148,7 @@ TEST(EventRateRules, StampsOfTwoFilesAreNotOneClock) {
     evidence.captured_events.push_back(event);
   }
   const CapturedRates rates = judge_captured_rates(evidence, ThresholdProfile{});
-  EXPECT_THAT(rates.verdicts, IsEmpty());
+  EXPECT_THAT(rate_codes_of(rates.verdicts), ElementsAre("pass correctable_errors_within_spec_rate"));
   EXPECT_THAT(joined(rates.notes), HasSubstr("20 in the log (a.log:10 .. b.log:46), at most 10 within 60 s"));
 }
 
@@ -144,7 +157,7 @@ TEST(EventRateRules, ErrorsWithoutStampsHaveNoRate) {
   evidence.captured_events = corrected("0000:00:02.0", 40, 0.0, 0.1);
   for (CapturedEvent& event : evidence.captured_events) event.time_s.reset();
   const CapturedRates rates = judge_captured_rates(evidence, ThresholdProfile{});
-  EXPECT_THAT(rates.verdicts, IsEmpty());
+  EXPECT_THAT(rate_codes_of(rates.verdicts), ElementsAre("inconclusive correctable_error_rate_unknown"));
   EXPECT_THAT(joined(rates.notes), HasSubstr("0000:00:02.0: 40 in the log"));
   EXPECT_THAT(joined(rates.notes), HasSubstr("no time stamps"));
 }
