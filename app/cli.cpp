@@ -149,6 +149,11 @@ CLI::App* add_retrain_command(CLI::App& cli, RetrainCommandOptions& retrain) {
       ->type_name("DIR");
   command->add_flag("--apply", retrain.apply, "Write Retrain Link (root only), wait for the link, judge again");
   command
+      ->add_option("--simulate", retrain.simulate,
+                   "Retrain on the simulated GPU node SCENARIO describes, probes before and after included "
+                   "(sim/README.md): its scratch tree is written, not this host's")
+      ->type_name("SCENARIO");
+  command
       ->add_option("--timeout-s", retrain.timeout_s,
                    "How long the link may take to come back, in seconds (0.01 to 60; default 1)")
       ->type_name("S")

@@ -164,6 +164,10 @@ struct RetrainCommandOptions {
   bool apply = false;
   double timeout_s = 1.0;  // Linux's PCIE_LINK_RETRAIN_TIMEOUT_MS
   ProbeOptions probes;     // quick probes, on the live machine only
+  // --simulate SCENARIO: the whole retrain, probes before and after
+  // included, on the simulated node (sim/README.md), whose links a fault
+  // lowered and Retrain Link restores.
+  std::optional<std::string> simulate;
 };
 [[nodiscard]] int run_retrain(const RetrainCommandOptions& options);
 

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "app/commands.hpp"
+#include "app/simulate.hpp"
 #include "model/pci_tree.hpp"
 #include "topology/discover.hpp"
 #include "topology/pci_config.hpp"
@@ -108,13 +109,18 @@ void keep_devices_below(Evidence& evidence, const std::vector<PciFunction>& func
 }
 
 // The devices below the port, read (and on the live machine measured) now.
-Result<Results> observe(const RetrainCommandOptions& options, const Target& target, bool live) {
+Result<Results> observe(const RetrainCommandOptions& options, const Target& target, bool live,
+                        const SimulatedNode* simulated) {
   DiscoveryOptions discovery;
   discovery.sysfs_root = options.sysfs_root;
+  if (simulated != nullptr && simulated->sources().topology_xml) {
+    discovery.topology_xml = *simulated->sources().topology_xml;
+  }
   auto evidence = discover(discovery);
   if (!evidence) return evidence.error();
   Results results;
   results.evidence = std::move(evidence).value();
+  if (simulated != nullptr) simulated->label(results.evidence);
   keep_devices_below(results.evidence, target.functions, target.port.bdf);
   if (live) {
     measure(results.evidence, options.probes);
@@ -125,9 +131,9 @@ Result<Results> observe(const RetrainCommandOptions& options, const Target& targ
   return results;
 }
 
-int apply(const RetrainCommandOptions& options, const Target& target) {
-  const bool live = options.sysfs_root == "/sys";
-  auto before = observe(options, target, live);
+int apply(const RetrainCommandOptions& options, const Target& target, const SimulatedNode* simulated) {
+  const bool live = options.sysfs_root == "/sys" || simulated != nullptr;
+  auto before = observe(options, target, live, simulated);
   if (!before) {
     print_error("before the retrain: " + before.error().message);
     return kExitUsage;
@@ -149,7 +155,7 @@ int apply(const RetrainCommandOptions& options, const Target& target) {
                 std::to_string(options.timeout_s) + " s: run pcieval check once it settles");
     return kExitInconclusive;
   }
-  auto after = observe(options, target, live);
+  auto after = observe(options, target, live, simulated);
   if (!after) {
     print_error("after the retrain: " + after.error().message);
     return kExitInconclusive;
@@ -169,9 +175,26 @@ int apply(const RetrainCommandOptions& options, const Target& target) {
 
 }  // namespace
 
-int run_retrain(const RetrainCommandOptions& options) {
+int run_retrain(const RetrainCommandOptions& given) {
+  RetrainCommandOptions options = given;
+  // First, before any thread starts: the simulator is chosen by setenv. Its
+  // scratch tree is this process's to write, so no root is needed.
+  std::unique_ptr<SimulatedNode> simulated;
+  if (options.simulate) {
+    if (options.sysfs_root != "/sys") {
+      print_error("--simulate reads the scenario's machine: it takes no --sysfs-root");
+      return kExitUsage;
+    }
+    auto prepared = SimulatedNode::prepare(*options.simulate);
+    if (!prepared) {
+      print_error(prepared.error().message);
+      return kExitUsage;
+    }
+    simulated = std::move(prepared).value();
+    options.sysfs_root = simulated->sources().sysfs_root;
+  }
   // Checked first: an unprivileged --apply learns nothing else about the port.
-  if (options.apply && !running_as_root()) {
+  if (options.apply && !simulated && !running_as_root()) {
     print_error("retrain --apply writes PCI config space: run it as root (without --apply it only shows the plan)");
     return kExitUsage;
   }
@@ -191,7 +214,7 @@ int run_retrain(const RetrainCommandOptions& options) {
     std::cout << "dry run: nothing written; run again with --apply (as root) to retrain and verify\n";
     return kExitPass;
   }
-  return apply(options, target.value());
+  return apply(options, target.value(), simulated.get());
 }
 
 }  // namespace pcieval::app

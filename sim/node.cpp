@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -13,6 +14,7 @@
 #include <thread>
 
 #include "model/measurement.hpp"
+#include "topology/pci_config.hpp"
 #include "validate/budget.hpp"
 
 namespace pcieval::sim {
@@ -75,6 +77,35 @@ struct Contracts {
 Contracts& contracts() {
   static Contracts* instance = new Contracts();  // never destroyed: workers may report at exit
   return *instance;
+}
+
+// The offset of the PCI Express capability in `dir`'s config file; 0 when
+// the file or the capability is not there (a tree without config files).
+std::uint16_t pcie_capability(const fs::path& dir) {
+  std::ifstream in(dir / "config", std::ios::binary);
+  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto offset = find_capability(bytes, kPciExpressCapabilityId);
+  return offset ? offset.value() : 0;
+}
+
+std::optional<std::uint16_t> read_register(const fs::path& dir, std::uint16_t offset) {
+  std::ifstream in(dir / "config", std::ios::binary);
+  std::uint8_t bytes[2] = {};
+  if (!in.seekg(offset) || !in.read(reinterpret_cast<char*>(bytes), 2)) return std::nullopt;
+  return static_cast<std::uint16_t>(bytes[0] | (bytes[1] << 8));
+}
+
+void write_register(const fs::path& dir, std::uint16_t offset, std::uint16_t value) {
+  std::fstream out(dir / "config", std::ios::binary | std::ios::in | std::ios::out);
+  const std::uint8_t bytes[2] = {static_cast<std::uint8_t>(value & 0xff), static_cast<std::uint8_t>(value >> 8)};
+  if (out.seekp(offset)) out.write(reinterpret_cast<const char*>(bytes), 2);
+}
+
+// Link Status with its current speed (bits 3:0) and width (bits 9:4) set to
+// `link`, its other bits kept.
+std::uint16_t link_status_of(std::uint16_t status, const LinkState& link) {
+  const auto speed = static_cast<std::uint16_t>(generation_number(link.gen));
+  return static_cast<std::uint16_t>((status & ~0x03ffU) | (speed & 0xfU) | ((link.width & 0x3fU) << 4));
 }
 
 }  // namespace
@@ -166,6 +197,8 @@ Status Node::load() {
       hop.downstream = parse_pci_address(chain[i].filename().string()).value();
       hop.dir = chain[i];
       if (i + 1 < chain.size()) hop.upstream_dir = chain[i + 1];
+      hop.own_capability = pcie_capability(chain[i]);
+      if (hop.upstream_dir) hop.upstream_capability = pcie_capability(*hop.upstream_dir);
       hop.link =
           read_link(chain[i], "current_link_speed", "current_link_width")
               .value_or(
@@ -270,6 +303,7 @@ std::shared_ptr<Flow> Node::start_flow(int ordinal, bool to_device, double bytes
   const std::lock_guard lock(mutex_);
   Dynamic& state = dynamic_[static_cast<std::size_t>(ordinal)];
   state.last_busy = Clock::now();
+  notice_retrain_locked(ordinal);
   fire_faults_locked(devices_[static_cast<std::size_t>(ordinal)]);
   if (state.lost) flow->hangs = true;
   if (!state.hang_consumed && has_fault(ordinal, FaultKind::kCopyHang)) {
@@ -383,7 +417,7 @@ void Node::fire_faults_locked(Device& device) {
     if (fault.kind != FaultKind::kLink && fault.kind != FaultKind::kFellOffBus) continue;
     const std::optional<double> to_go_s = seconds_to_fault_locked(device.ordinal, fault);
     if (!to_go_s || *to_go_s > 1e-12) continue;
-    if (fault.kind == FaultKind::kLink && !state.fault_link) {
+    if (fault.kind == FaultKind::kLink && !state.fault_link && !state.retrained) {
       state.fault_link = fault.link;
       write_link_locked(device.ordinal);
     } else if (fault.kind == FaultKind::kFellOffBus && !state.lost) {
@@ -457,7 +491,10 @@ void Node::run_timeline() {
       for (Dynamic& state : dynamic_) {
         if (state.kernels > 0) state.last_busy = now;
       }
-      for (const Device& device : devices_) write_link_locked(device.ordinal);
+      for (const Device& device : devices_) {
+        notice_retrain_locked(device.ordinal);
+        write_link_locked(device.ordinal);
+      }
     }
     update_idle_locked(now);
     const bool any_active =
@@ -495,7 +532,32 @@ void Node::write_link_locked(int ordinal) {
     std::ofstream(dir / "current_link_speed", std::ios::trunc) << sysfs_speed_text(link.gen);
     std::ofstream(dir / "current_link_width", std::ios::trunc) << link.width << "\n";
   }
+  // And Link Status in config space, which `pcieval retrain` reads.
+  const std::pair<fs::path, std::uint16_t> configs[] = {
+      {own.dir, own.own_capability}, {own.upstream_dir.value_or(fs::path()), own.upstream_capability}};
+  for (const auto& [dir, capability] : configs) {
+    if (capability == 0) continue;
+    const auto offset = static_cast<std::uint16_t>(capability + kLinkStatusOffset);
+    if (const auto status = read_register(dir, offset)) write_register(dir, offset, link_status_of(*status, link));
+  }
   state.written = link;
+}
+
+void Node::notice_retrain_locked(int ordinal) {
+  if (!write_tree_) return;
+  const Hop& own = devices_[static_cast<std::size_t>(ordinal)].hops.front();
+  if (!own.upstream_dir || own.upstream_capability == 0) return;
+  const auto offset = static_cast<std::uint16_t>(own.upstream_capability + kLinkControlOffset);
+  const auto control = read_register(*own.upstream_dir, offset);
+  if (!control || (*control & kRetrainLinkBit) == 0) return;
+  write_register(*own.upstream_dir, offset, static_cast<std::uint16_t>(*control & ~kRetrainLinkBit));
+  // The link trains again, to what both ends allow: the fault is undone.
+  Dynamic& state = dynamic_[static_cast<std::size_t>(ordinal)];
+  if (state.fault_link) {
+    state.fault_link.reset();
+    state.retrained = true;
+  }
+  write_link_locked(ordinal);
 }
 
 void contract_violation(const std::string& what) {

@@ -42,7 +42,12 @@ struct Hop {
   PciAddress downstream;
   std::filesystem::path dir;                          // the downstream end's sysfs folder
   std::optional<std::filesystem::path> upstream_dir;  // the port above it
-  LinkState link;                                     // as trained: the tree's current link
+  // The PCI Express capability's offset in each end's config file (the
+  // scratch tree's copy): Link Control and Link Status, which `pcieval
+  // retrain --apply` writes and reads. 0: not found.
+  std::uint16_t own_capability = 0;
+  std::uint16_t upstream_capability = 0;
+  LinkState link;  // as trained: the tree's current link
 };
 
 struct Device {
@@ -163,6 +168,10 @@ class Node {
   // the fault's round has not begun.
   [[nodiscard]] std::optional<double> seconds_to_fault_locked(int ordinal, const Fault& fault) const;
   void write_link_locked(int ordinal);
+  // Whether Retrain Link was set on the port above the GPU since the last
+  // look; if so the faulted link retrains to its trained state (the bit
+  // reads back 0, as on hardware).
+  void notice_retrain_locked(int ordinal);
   LinkState loaded_link_locked(int ordinal) const;
   LinkState idle_link_locked(int ordinal) const;
 
@@ -187,6 +196,7 @@ class Node {
     double load_s = 0;                    // virtual seconds of copies
     double load_at_round_s = 0;           // load_s when the current round began
     int kernels = 0;                      // kernels running that move no bytes
+    bool retrained = false;               // a link fault undone by Retrain Link: it does not fire again
     std::optional<LinkState> fault_link;  // a link fault that fired
     bool lost = false;                    // fell off the bus
     bool hang_consumed = false;           // copy_hang's one copy was started

@@ -200,6 +200,31 @@ TEST_F(Simulate, AGpuInMigModeIsNotCopiedThroughAndSaysMig) {
   EXPECT_THAT(document_["verdicts"].dump(), HasSubstr("MIG mode is on"));
 }
 
+// Retrain and verify (issue 27): the link a fault lowered stays low until
+// Retrain Link is set on the port above it, which the simulator sees in its
+// scratch tree's config space and answers by training the link again; the
+// probes after the retrain measure the restored link.
+TEST_F(Simulate, RetrainLinkOnTheSimulatedNodeRestoresTheLinkAFaultLowered) {
+  const fs::path file = dir_ / "scenario.json";
+  std::ofstream(file) << Json{{"machine", fixture("two_gpus_shared_x8_uplink").string()},
+                              {"gpus", {{"0000:04:00.0", {{"faults", {{{"after_load_s", 0}, {"link", "gen3x8"}}}}}}}}}
+                             .dump();
+  // Without --apply: the plan only, as on a real node (and no root needed).
+  CliRun run = run_pcieval("retrain 0000:04:00.0 --simulate " + shell_quote(file.string()));
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_THAT(run.out, HasSubstr("dry run: nothing written"));
+  run = run_pcieval("retrain 0000:04:00.0 --apply --simulate " + shell_quote(file.string()));
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_THAT(run.out, HasSubstr("retrain: wrote Link Control 0x0060 to 0000:02:08.0"));
+  EXPECT_THAT(run.out, HasSubstr("link_downgraded -> pass"));
+  EXPECT_THAT(run.out, HasSubstr("after: pass (pcieval pass (simulated node)"));
+  // --simulate brings its own machine.
+  run = run_pcieval("retrain 0000:04:00.0 --apply --sysfs-root " + shell_quote(dir_.string()) + " --simulate " +
+                    shell_quote(file.string()));
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_THAT(run.err, HasSubstr("--simulate reads the scenario's machine: it takes no --sysfs-root"));
+}
+
 // The verdicts of status `status` (fail: every failing status).
 std::vector<std::string> codes_with(const Json& document, const std::string& status) {
   std::vector<std::string> codes;
