@@ -2,6 +2,7 @@
 #include "app/cli.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -272,9 +273,39 @@ CLI::App* add_compare_command(CLI::App& cli, CommandLineOptions& o) {
   return command;
 }
 
+// CLI11 prints an exclusion as "--quick Excludes: --full --no-probes" beside
+// the value name, where it reads as part of the flag's syntax. This says it
+// in words at the end of the description instead: "(not with --full,
+// --no-probes)". Only the help changes; CLI11 still refuses the pair.
+class PlainHelpFormatter : public CLI::Formatter {
+ public:
+  std::string make_option_opts(const CLI::Option* option) const override {
+    std::string text = CLI::Formatter::make_option_opts(option);
+    // CLI11 (2.x) writes the exclusions last: cut from their label on.
+    if (const auto at = text.find(" " + get_label("Excludes") + ":"); at != std::string::npos) text.erase(at);
+    return text;
+  }
+
+  std::string make_option_desc(const CLI::Option* option) const override {
+    std::string text = CLI::Formatter::make_option_desc(option);
+    // get_excludes() is a set of pointers: sorted by name so that the help,
+    // and the man page made from it, are the same on every run.
+    std::vector<std::string> names;
+    for (const CLI::Option* other : option->get_excludes()) names.push_back(other->get_name());
+    if (names.empty()) return text;
+    std::sort(names.begin(), names.end());
+    std::string list;
+    for (const std::string& name : names) list += (list.empty() ? "" : ", ") + name;
+    return text + " (not with " + list + ")";
+  }
+};
+
 }  // namespace
 
 Commands add_commands(CLI::App& cli, CommandLineOptions& o) {
+  // Before any add_subcommand: a subcommand takes its parent's formatter
+  // when it is created.
+  cli.formatter(std::make_shared<PlainHelpFormatter>());
   Commands commands;
   commands.check = add_check_command(cli, o);
   commands.topo = add_topo_command(cli, o);
