@@ -71,7 +71,10 @@ void add_judge_flags(CLI::App& command, JudgeOptions& judge) {
 CLI::App* add_history_command(CLI::App& cli, HistoryOptions& history) {
   CLI::App* command =
       cli.add_subcommand("history", "List the runs of the --history database and each GPU's bandwidth over time");
-  command->add_option("--db", history.db_path, "The history database (default: where --history writes)")
+  command
+      ->add_option("--db", history.db_path,
+                   "The history database (default: the first that exists of where --history writes, then the "
+                   "nightly timer's /var/lib/pcieval/history.sqlite)")
       ->type_name("DB");
   command->add_option("--gpu", history.subject, "Only runs and trends of this GPU (PCI address) or host subject")
       ->type_name("BDF");
