@@ -113,8 +113,9 @@ CLI::App* add_fleet_command(CLI::App& cli, FleetMergeOptions& merge) {
   fleet_cmd->require_subcommand(1);
   CLI::App* merge_cmd = fleet_cmd->add_subcommand(
       "merge",
-      "Merge results documents (check -o) of many nodes into one fleet table and document; exit with the worst "
-      "node's code: 1 fail, 2 unreadable input, 3 inconclusive, 0 pass");
+      "Merge results documents (check -o) of many nodes into one fleet table and document; of two documents of a "
+      "host the newer is kept and the other named; exit with the worst node's code: 1 fail (a failing document "
+      "superseded by a newer one too), 2 unreadable input, 3 inconclusive, 0 pass");
   merge_cmd->add_option("FILE", merge.input_paths, "Results documents, one per node")->type_name("FILE...")->required();
   add_file_flag(*merge_cmd, "-o,--output", merge.output_path, "Write the fleet document (JSON) to FILE, atomically");
   add_file_flag(*merge_cmd, "--html", merge.html_path,
