@@ -2,6 +2,7 @@
 #include "app/cli.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,7 +71,10 @@ void add_judge_flags(CLI::App& command, JudgeOptions& judge) {
 CLI::App* add_history_command(CLI::App& cli, HistoryOptions& history) {
   CLI::App* command =
       cli.add_subcommand("history", "List the runs of the --history database and each GPU's bandwidth over time");
-  command->add_option("--db", history.db_path, "The history database (default: where --history writes)")
+  command
+      ->add_option("--db", history.db_path,
+                   "The history database (default: the first that exists of where --history writes, then the "
+                   "nightly timer's /var/lib/pcieval/history.sqlite)")
       ->type_name("DB");
   command->add_option("--gpu", history.subject, "Only runs and trends of this GPU (PCI address) or host subject")
       ->type_name("BDF");
@@ -109,8 +113,9 @@ CLI::App* add_fleet_command(CLI::App& cli, FleetMergeOptions& merge) {
   fleet_cmd->require_subcommand(1);
   CLI::App* merge_cmd = fleet_cmd->add_subcommand(
       "merge",
-      "Merge results documents (check -o) of many nodes into one fleet table and document; exit with the worst "
-      "node's code: 1 fail, 2 unreadable input, 3 inconclusive, 0 pass");
+      "Merge results documents (check -o) of many nodes into one fleet table and document; of two documents of a "
+      "host the newer is kept and the other named; exit with the worst node's code: 1 fail (a failing document "
+      "superseded by a newer one too), 2 unreadable input, 3 inconclusive, 0 pass");
   merge_cmd->add_option("FILE", merge.input_paths, "Results documents, one per node")->type_name("FILE...")->required();
   add_file_flag(*merge_cmd, "-o,--output", merge.output_path, "Write the fleet document (JSON) to FILE, atomically");
   add_file_flag(*merge_cmd, "--html", merge.html_path,
@@ -277,9 +282,39 @@ CLI::App* add_compare_command(CLI::App& cli, CommandLineOptions& o) {
   return command;
 }
 
+// CLI11 prints an exclusion as "--quick Excludes: --full --no-probes" beside
+// the value name, where it reads as part of the flag's syntax. This says it
+// in words at the end of the description instead: "(not with --full,
+// --no-probes)". Only the help changes; CLI11 still refuses the pair.
+class PlainHelpFormatter : public CLI::Formatter {
+ public:
+  std::string make_option_opts(const CLI::Option* option) const override {
+    std::string text = CLI::Formatter::make_option_opts(option);
+    // CLI11 (2.x) writes the exclusions last: cut from their label on.
+    if (const auto at = text.find(" " + get_label("Excludes") + ":"); at != std::string::npos) text.erase(at);
+    return text;
+  }
+
+  std::string make_option_desc(const CLI::Option* option) const override {
+    std::string text = CLI::Formatter::make_option_desc(option);
+    // get_excludes() is a set of pointers: sorted by name so that the help,
+    // and the man page made from it, are the same on every run.
+    std::vector<std::string> names;
+    for (const CLI::Option* other : option->get_excludes()) names.push_back(other->get_name());
+    if (names.empty()) return text;
+    std::sort(names.begin(), names.end());
+    std::string list;
+    for (const std::string& name : names) list += (list.empty() ? "" : ", ") + name;
+    return text + " (not with " + list + ")";
+  }
+};
+
 }  // namespace
 
 Commands add_commands(CLI::App& cli, CommandLineOptions& o) {
+  // Before any add_subcommand: a subcommand takes its parent's formatter
+  // when it is created.
+  cli.formatter(std::make_shared<PlainHelpFormatter>());
   Commands commands;
   commands.check = add_check_command(cli, o);
   commands.topo = add_topo_command(cli, o);

@@ -173,7 +173,7 @@ struct RetrainCommandOptions {
 
 // Run history (history_command.cpp).
 struct HistoryOptions {
-  std::string db_path;                 // "" is default_history_path()
+  std::string db_path;                 // "": default_history_path(), else timer_history_path()
   std::optional<std::string> subject;  // --gpu BDF
   std::optional<int> limit;            // --limit N: the newest N runs
   bool json = false;
@@ -184,6 +184,11 @@ struct HistoryOptions {
 // $XDG_DATA_HOME/pcieval/history.sqlite, else ~/.local/share/pcieval/history.sqlite;
 // empty when neither variable is set.
 [[nodiscard]] std::string default_history_path();
+// The history the nightly timer writes (contrib/systemd/pcieval-check.sh):
+// $STATE_DIRECTORY/history.sqlite when systemd set it, else
+// /var/lib/pcieval/history.sqlite. `history` reads it when the user gave no
+// --db and has no history of their own.
+[[nodiscard]] std::string timer_history_path();
 // Appends a judged run to the history at `path` ("" for the default). An
 // error ("--history: ...") leaves the database as it was.
 [[nodiscard]] Status append_history(const std::string& path, const Results& results, double started_s);

@@ -1,5 +1,6 @@
 // `pcieval history` and `--history [DB]`: the run history in SQLite.
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <set>
 
@@ -19,13 +20,41 @@ std::string default_history_path() {
   return {};
 }
 
+std::string timer_history_path() {
+  // As contrib/systemd/pcieval-check.sh chooses it: the unit's state folder
+  // (systemd sets STATE_DIRECTORY from StateDirectory=; a list when the unit
+  // names several, the first is pcieval's), else /var/lib/pcieval.
+  const char* state = std::getenv("STATE_DIRECTORY");
+  std::string folder = state != nullptr && state[0] == '/' ? std::string(state) : std::string("/var/lib/pcieval");
+  if (const auto colon = folder.find(':'); colon != std::string::npos) folder.resize(colon);
+  return folder + "/history.sqlite";
+}
+
 namespace {
 
+// Where --history writes: the path given, else the per-user default.
 Result<std::string> resolve(const std::string& path) {
   if (!path.empty()) return path;
   std::string fallback = default_history_path();
   if (fallback.empty()) return make_error("no history path: neither XDG_DATA_HOME nor HOME is set; give one");
   return fallback;
+}
+
+// Where `history` reads without --db: the user's own history (where a bare
+// --history writes), then the nightly timer's, the first that exists. An
+// operator on a node whose only history is the timer's should not need to
+// know the unit's state folder to read it.
+Result<std::string> find_history(const std::string& path) {
+  if (!path.empty()) return path;
+  std::error_code ignored;
+  const std::string own = default_history_path();
+  if (!own.empty() && std::filesystem::exists(own, ignored)) return own;
+  const std::string timer = timer_history_path();
+  if (std::filesystem::exists(timer, ignored)) return timer;
+  return make_error("no history database: looked at " +
+                    (own.empty() ? std::string("the per-user one (neither XDG_DATA_HOME nor HOME is set)") : own) +
+                    " (where check --history writes) and " + timer +
+                    " (the nightly pcieval-check.timer's); give one with --db DB");
 }
 
 // For a subject no run measured: "12 runs recorded, none measured
@@ -73,7 +102,7 @@ Status append_history(const std::string& path, const Results& results, double st
 }
 
 int run_history(const HistoryOptions& options) {
-  auto resolved = resolve(options.db_path);
+  auto resolved = find_history(options.db_path);
   if (!resolved) {
     print_error(resolved.error().message);
     return kExitUsage;

@@ -18,10 +18,32 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Said with every failure: the two ways to a fleet that work from here.
-constexpr const char* kFix =
-    "build with Open MPI installed (libopenmpi-dev) so that pcieval-mpi is built beside pcieval, or run "
-    "'pcieval fleet merge' on per-node results (check -o)";
+// Where the packages put both binaries (cmake/PcievalPackaging.cmake: prefix
+// /usr). A pcieval anywhere else was built or installed from source.
+constexpr const char* kPackageBinDir = "/usr/bin";
+
+// Said with every failure: the ways to a fleet that work from here. The
+// pcieval package never holds pcieval-mpi (it would pull Open MPI onto every
+// node), so a package user installs the second package; a source build
+// builds it. Which one applies comes first, the other after it, since a
+// binary copied out of /usr/bin would otherwise get the wrong advice only.
+std::string sibling_fix(const fs::path& sibling) {
+  // A site may serve the packages from a repository or copy the .deb files
+  // around (docs/install.md): both spellings.
+  const std::string install =
+      "install the pcieval-mpi package of the same version (apt-get install pcieval-mpi, or apt install "
+      "./pcieval-mpi_*.deb made beside this pcieval's package)";
+  const std::string build =
+      "build with Open MPI installed (libopenmpi-dev) so that pcieval-mpi is built beside pcieval (docs/fleet.md)";
+  const std::string merge = "or run 'pcieval fleet merge' on per-node results (check -o)";
+  if (sibling.empty()) return "installed from the package: " + install + "; built from source: " + build + "; " + merge;
+  if (sibling.parent_path() == kPackageBinDir) {
+    return "this pcieval is the package's (" + std::string(kPackageBinDir) + "): " + install +
+           "; built from source: " + build + "; " + merge;
+  }
+  return "this pcieval was built from source (not in " + std::string(kPackageBinDir) + "): " + build +
+         "; installed from the package: " + install + "; " + merge;
+}
 
 // When pcieval-mpi is there but its MPI runtime is not: the build is fine,
 // the node lacks the library.
@@ -62,14 +84,16 @@ Status check_mpi_sibling(const fs::path& sibling, std::string_view libmpi_soname
   const std::string what = "launched by MPI, but the MPI build " + sibling.string();
   struct stat status {};
   if (::stat(sibling.c_str(), &status) != 0) {
-    return make_error(what + " cannot be started (" + std::strerror(errno) + "); " + kFix);
+    const std::string reason = std::strerror(errno);  // before anything else may set errno
+    return make_error(what + " cannot be started (" + reason + "); " + sibling_fix(sibling));
   }
   if (!S_ISREG(status.st_mode)) {
-    return make_error(what + " cannot be started (not a regular file); " + kFix);
+    return make_error(what + " cannot be started (not a regular file); " + sibling_fix(sibling));
   }
   if (::access(sibling.c_str(), X_OK) != 0) {
-    return make_error(what + " cannot be started (" + std::strerror(errno) +
-                      ": not executable by this user); make it executable (chmod +x) or " + kFix);
+    const std::string reason = std::strerror(errno);
+    return make_error(what + " cannot be started (" + reason +
+                      ": not executable by this user); make it executable (chmod +x), or " + sibling_fix(sibling));
   }
   if (libmpi_soname.empty()) return ok_status();
 
@@ -109,7 +133,7 @@ Error exec_mpi_sibling(char** argv) {
   const fs::path self = fs::read_symlink("/proc/self/exe", error);
   if (error) {
     return make_error("launched by MPI, but /proc/self/exe cannot be read (" + error.message() +
-                      ") to find pcieval-mpi; " + kFix);
+                      ") to find pcieval-mpi; " + sibling_fix({}));
   }
   const fs::path sibling = mpi_sibling_of(self);
   if (Status ready = check_mpi_sibling(sibling, kLibmpiSoname, kLibmpiDir); !ready) return ready.error();
@@ -118,7 +142,7 @@ Error exec_mpi_sibling(char** argv) {
   ::execv(sibling.c_str(), argv);
   const int exec_errno = errno;  // execv returns only on failure
   return make_error("launched by MPI, but the MPI build " + sibling.string() + " cannot be started (" +
-                    std::strerror(exec_errno) + "); " + kFix);
+                    std::strerror(exec_errno) + "); " + sibling_fix(sibling));
 }
 
 }  // namespace pcieval::app

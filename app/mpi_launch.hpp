@@ -39,7 +39,9 @@ inline constexpr const char* kMpiBinaryName = "pcieval-mpi";
 // loader will, then, if that fails, in `libmpi_dir` (unless empty), the
 // directory the build linked libmpi from and pcieval-mpi's RUNPATH. The
 // library is unloaded again. The error names the path or the library, the
-// reason (strerror or dlerror) and the fix, in one line.
+// reason (strerror or dlerror) and the fix, in one line: for a missing
+// pcieval-mpi both the package to install and how to build it, the one that
+// applies first (a `sibling` in /usr/bin is the packages').
 [[nodiscard]] Status check_mpi_sibling(const std::filesystem::path& sibling, std::string_view libmpi_soname,
                                        const std::filesystem::path& libmpi_dir = {});
 

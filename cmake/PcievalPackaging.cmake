@@ -48,6 +48,15 @@ install(PROGRAMS "${PROJECT_SOURCE_DIR}/contrib/slurm/pcieval-nhc.sh" "${PROJECT
 install(FILES "${PROJECT_SOURCE_DIR}/contrib/slurm/pcieval.nhc" "${PROJECT_SOURCE_DIR}/contrib/k8s/pcieval-job.yaml"
         DESTINATION "${PCIEVAL_EXAMPLES_DIR}" COMPONENT pcieval)
 
+# The guides the help and the man page cite (docs/verdicts.md for --profile,
+# sim/README.md for --simulate), in the source tree's layout so that their
+# links to each other hold; pcieval(1) names them here (packaging/manpage.py).
+# The screenshots are left out: 0.7 MB for two pictures.
+install(FILES "${PROJECT_SOURCE_DIR}/README.md" DESTINATION "${PCIEVAL_DOC_DIR}" COMPONENT pcieval)
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/docs/" DESTINATION "${PCIEVAL_DOC_DIR}/docs" COMPONENT pcieval
+        FILES_MATCHING PATTERN "*.md")
+install(FILES "${PROJECT_SOURCE_DIR}/sim/README.md" DESTINATION "${PCIEVAL_DOC_DIR}/sim" COMPONENT pcieval)
+
 # Man pages from the binary's own help (packaging/manpage.py), rebuilt with
 # it, so that a flag added to the CLI is in the page of the same build.
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
@@ -62,6 +71,7 @@ add_custom_command(
           --units-dir "${PCIEVAL_PACKAGE_PREFIX}/${PCIEVAL_UNITS_DIR}"
           --libexec-dir "${PCIEVAL_PACKAGE_PREFIX}/${PCIEVAL_LIBEXEC_DIR}"
           --examples-dir "${PCIEVAL_PACKAGE_PREFIX}/${PCIEVAL_EXAMPLES_DIR}"
+          --doc-dir "${PCIEVAL_PACKAGE_PREFIX}/${PCIEVAL_DOC_DIR}"
   DEPENDS pcieval "${PROJECT_SOURCE_DIR}/packaging/manpage.py"
   COMMENT "Generating pcieval(1) from pcieval --help"
   VERBATIM)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <utility>
 
 #include "model/link.hpp"
@@ -50,6 +51,14 @@ std::string summarize_fleet(const Fleet& fleet) {
   if (!failed.empty()) text += ", " + std::to_string(failed.size()) + " fail (" + names_of(failed, 3) + ")";
   if (!inconclusive.empty()) {
     text += ", " + std::to_string(inconclusive.size()) + " inconclusive (" + names_of(inconclusive, 3) + ")";
+  }
+  std::vector<const FleetNode*> superseded;
+  for (const FleetNode& node : fleet.nodes) {
+    if (has_superseded_failure(node)) superseded.push_back(&node);
+  }
+  if (!superseded.empty()) {
+    text += "; " + std::to_string(superseded.size()) + " host" + (superseded.size() == 1 ? "" : "s") +
+            " with a failing document superseded by a newer one (" + names_of(superseded, 3) + ")";
   }
   if (!fleet.outliers.empty()) {
     const FleetOutlier& first = fleet.outliers.front();
@@ -131,8 +140,23 @@ std::string short_reason(const FleetNode& node) {
   return node.reason.starts_with(prefix) ? node.reason.substr(prefix.size()) : node.reason;
 }
 
+std::string row_reason(const FleetNode& node) {
+  std::string text = short_reason(node);
+  for (const SupersededDocument& document : node.superseded) {
+    if (document.overall == Overall::kFail) text += " (superseded " + document.source + " failed)";
+  }
+  return text;
+}
+
+bool has_superseded_failure(const FleetNode& node) {
+  return std::any_of(node.superseded.begin(), node.superseded.end(),
+                     [](const SupersededDocument& document) { return document.overall == Overall::kFail; });
+}
+
 std::vector<FleetNode> deduplicate_hosts(std::vector<FleetInput> inputs, std::vector<std::string>& problems) {
   std::map<std::string, FleetInput> kept;
+  // Per host the documents replaced, with (written_s, order) to sort them by.
+  std::map<std::string, std::vector<std::pair<std::tuple<double, std::size_t>, SupersededDocument>>> superseded;
   for (FleetInput& input : inputs) {
     // try_emplace moves `input` only when the host is new.
     const std::string host = input.node.host;
@@ -144,16 +168,36 @@ std::vector<FleetNode> deduplicate_hosts(std::vector<FleetInput> inputs, std::ve
     const bool replace = rank(input) > rank(other);
     const FleetInput& winner = replace ? input : other;
     const FleetInput& loser = replace ? other : input;
-    problems.push_back("duplicate host " + host + ": " + loser.node.source + " and " + winner.node.source + "; kept " +
-                       winner.node.source +
-                       (winner.node.has_results != loser.node.has_results ? " (the readable one)"
-                        : winner.written_s != loser.written_s             ? " (written later)"
-                                                                          : " (given later)"));
+    std::string problem = "duplicate host " + host + ": " + loser.node.source + " and " + winner.node.source +
+                          "; kept " + winner.node.source +
+                          (winner.node.has_results != loser.node.has_results ? " (the readable one)"
+                           : winner.written_s != loser.written_s             ? " (written later)"
+                                                                             : " (given later)");
+    // The failure would otherwise leave the fleet with this line alone: say
+    // what it found and that it still counts.
+    if (loser.node.overall == Overall::kFail) {
+      problem += "; superseded " + loser.node.source + " failed (" + short_reason(loser.node) +
+                 "), which keeps the fleet failing until it is left out of the merge";
+    }
+    problems.push_back(std::move(problem));
+    FleetInput& dropped = replace ? other : input;
+    superseded[host].emplace_back(
+        std::make_tuple(dropped.written_s, dropped.order),
+        SupersededDocument{dropped.node.source, dropped.node.has_results, dropped.node.overall, dropped.node.exit_code,
+                           dropped.node.reason, std::move(dropped.node.verdicts)});
     if (replace) other = std::move(input);
   }
   std::vector<FleetNode> nodes;
   nodes.reserve(kept.size());
-  for (auto& [host, input] : kept) nodes.push_back(std::move(input.node));
+  for (auto& [host, input] : kept) {
+    if (auto found = superseded.find(host); found != superseded.end()) {
+      // Oldest first, whatever the order they were met in.
+      std::stable_sort(found->second.begin(), found->second.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (auto& [when, document] : found->second) input.node.superseded.push_back(std::move(document));
+    }
+    nodes.push_back(std::move(input.node));
+  }
   return nodes;
 }
 
@@ -194,6 +238,13 @@ Fleet build_fleet(std::vector<FleetNode> nodes, std::vector<std::string> problem
       fleet.overall = Overall::kInconclusive;
     }
     fleet.exit_code = worse_exit_code(fleet.exit_code, node.exit_code);
+    // A burn-in gate must not pass a host whose failure was only covered by a
+    // later document: exit 1, as for a failing node (Fleet::superseded's
+    // comment says why).
+    if (has_superseded_failure(node)) {
+      fleet.overall = Overall::kFail;
+      fleet.exit_code = worse_exit_code(fleet.exit_code, kExitFail);
+    }
   }
   // A fleet of no node judged nothing: never a pass.
   if (fleet.nodes.empty()) {

@@ -22,7 +22,7 @@ namespace pcieval {
 // Bump rules as for kResultsSchemaVersion: MAJOR when a field is removed,
 // renamed or changes meaning; MINOR when a field is added. Keep
 // results_schema/pcieval-fleet.schema.json in step.
-inline constexpr const char* kFleetSchemaVersion = "1.1.0";
+inline constexpr const char* kFleetSchemaVersion = "1.2.0";
 
 // How bad an exit code is for the fleet: fail (1) > usage (2) > inconclusive
 // (3) > pass (0). A failing node is a known fault and outranks everything; an
@@ -52,6 +52,18 @@ struct FleetVerdict {
   std::string reason;
 };
 
+// A document of a host that a merge replaced by a newer one of the same host
+// (deduplicate_hosts): kept so that the fleet document still says what it
+// found (1.2.0).
+struct SupersededDocument {
+  std::string source;  // its file path
+  bool has_results = false;
+  Overall overall = Overall::kInconclusive;
+  int exit_code = kExitInconclusive;
+  std::string reason;
+  std::vector<FleetVerdict> verdicts;  // those that are not a pass
+};
+
 struct FleetNode {
   std::string host;          // the node's name; unique in a fleet
   std::string source;        // where its document came from: a file path, or "rank 3"
@@ -66,7 +78,16 @@ struct FleetNode {
   // The document came from `check --simulate` (host.simulated): its numbers
   // are a model's and never meet real nodes' (build_fleet).
   bool simulated = false;
+  // Older documents of this host that this one replaced in a merge, oldest
+  // first. A failing one makes the fleet fail (build_fleet): a pass
+  // written after a failure does not prove the fault gone (a link that
+  // retrains under load passes the next run as often as not), and a second
+  // node with the same host name is not the first node's rerun at all.
+  std::vector<SupersededDocument> superseded;
 };
+
+// Whether a document `node` replaced had a failing verdict.
+[[nodiscard]] bool has_superseded_failure(const FleetNode& node);
 
 // The outlier rule. For every group of GPUs with the same device id, the same
 // expected path link state, probe and direction across the fleet: with m the
@@ -144,6 +165,11 @@ struct Fleet {
 // table and page list it (the overall has a column of its own).
 [[nodiscard]] std::string short_reason(const FleetNode& node);
 
+// short_reason, then each failing document the node replaced ("(superseded
+// old.json failed)"): the table and page row of a host that passes now but
+// fails the fleet must say why.
+[[nodiscard]] std::string row_reason(const FleetNode& node);
+
 // One input of a merge: a node and when its document was written (the file's
 // modification time, seconds since the epoch), which decides between two
 // documents of the same host.
@@ -155,8 +181,10 @@ struct FleetInput {
 
 // Keeps one node per host: of two inputs with the same host the one written
 // later wins (the later on the command line on a tie), and a problem line
-// names both sources and the one kept. Nodes without results never replace a
-// node with results of the same host. Returns the kept nodes, ordered by host.
+// names both sources, the one kept and, when it failed, the outcome of the
+// one dropped. Nodes without results never replace a node with results of
+// the same host. The node kept lists the documents it replaced (superseded).
+// Returns the kept nodes, ordered by host.
 [[nodiscard]] std::vector<FleetNode> deduplicate_hosts(std::vector<FleetInput> inputs,
                                                        std::vector<std::string>& problems);
 
@@ -165,7 +193,8 @@ void find_outliers(const std::vector<FleetNode>& nodes, const OutlierRule& rule,
                    std::vector<FleetOutlier>& outliers);
 
 // The whole fleet: nodes as given (ordered by host), groups, outliers, the
-// worst exit code and overall, and the summary line.
+// worst exit code and overall (a superseded failing document counts as a
+// failing node), and the summary line.
 [[nodiscard]] Fleet build_fleet(std::vector<FleetNode> nodes, std::vector<std::string> problems, std::string launch,
                                 ToolInfo tool, const OutlierRule& rule = {});
 

@@ -101,7 +101,7 @@ std::string verdict_section(const Fleet& fleet) {
 
 std::string node_row(const FleetNode& node) {
   return "<tr><td class=\"mono\">" + escape(node.host) + "</td><td>" + status_span(node.overall) +
-         "</td><td class=\"num\">" + std::to_string(node.exit_code) + "</td><td>" + escape(short_reason(node)) +
+         "</td><td class=\"num\">" + std::to_string(node.exit_code) + "</td><td>" + escape(row_reason(node)) +
          "</td><td class=\"mono\">" + escape(node.source) + "</td></tr>\n";
 }
 

@@ -38,11 +38,24 @@ void write_gpu_and_number(Json& object, const Record& record) {
   object["direction"] = to_string(record.direction);
 }
 
+Json verdicts_json(const std::vector<FleetVerdict>& verdicts) {
+  Json out = Json::array();
+  for (const FleetVerdict& v : verdicts) {
+    out.push_back({{"subject", v.subject}, {"status", to_string(v.status)}, {"code", v.code}, {"reason", v.reason}});
+  }
+  return out;
+}
+
 Json node_json(const FleetNode& node) {
-  Json verdicts = Json::array();
-  for (const FleetVerdict& v : node.verdicts) {
-    verdicts.push_back(
-        {{"subject", v.subject}, {"status", to_string(v.status)}, {"code", v.code}, {"reason", v.reason}});
+  Json verdicts = verdicts_json(node.verdicts);
+  Json superseded = Json::array();
+  for (const SupersededDocument& d : node.superseded) {
+    superseded.push_back({{"source", d.source},
+                          {"has_results", d.has_results},
+                          {"overall", to_string(d.overall)},
+                          {"exit_code", d.exit_code},
+                          {"reason", d.reason},
+                          {"verdicts", verdicts_json(d.verdicts)}});
   }
   Json gpus = Json::array();
   for (const FleetGpuMeasurement& g : node.gpus) {
@@ -60,7 +73,8 @@ Json node_json(const FleetNode& node) {
               {"exit_code", node.exit_code},
               {"reason", node.reason},
               {"verdicts", std::move(verdicts)},
-              {"gpus", std::move(gpus)}};
+              {"gpus", std::move(gpus)},
+              {"superseded", std::move(superseded)}};
 }
 
 Json allreduce_json(const FleetAllReduce& a) {
@@ -118,6 +132,15 @@ void read_gpu_and_number(DocumentReader& in, const Node& node, Record& record) {
   record.direction = in.one_of(in.member(node, "direction"), kDirections);
 }
 
+std::vector<FleetVerdict> read_verdicts(DocumentReader& in, const Node& node) {
+  std::vector<FleetVerdict> verdicts;
+  for (const Node& v : in.items(node)) {
+    verdicts.push_back(FleetVerdict{in.text(in.member(v, "subject")), in.one_of(in.member(v, "status"), kStatuses),
+                                    in.text(in.member(v, "code")), in.text(in.member(v, "reason"))});
+  }
+  return verdicts;
+}
+
 FleetNode read_node(DocumentReader& in, const Node& node) {
   FleetNode n;
   n.host = in.text(in.member(node, "host"));
@@ -129,16 +152,26 @@ FleetNode read_node(DocumentReader& in, const Node& node) {
   n.overall = in.one_of(in.member(node, "overall"), kOveralls);
   n.exit_code = exit_code(in, in.member(node, "exit_code"));
   n.reason = in.text(in.member(node, "reason"));
-  for (const Node& v : in.items(in.member(node, "verdicts"))) {
-    n.verdicts.push_back(FleetVerdict{in.text(in.member(v, "subject")), in.one_of(in.member(v, "status"), kStatuses),
-                                      in.text(in.member(v, "code")), in.text(in.member(v, "reason"))});
-  }
+  n.verdicts = read_verdicts(in, in.member(node, "verdicts"));
   for (const Node& g : in.items(in.member(node, "gpus"))) {
     FleetGpuMeasurement gpu;
     gpu.gpu = in.text(in.member(g, "gpu"));
     read_gpu_and_number(in, g, gpu);
     gpu.median_gbps = non_negative(in, in.member(g, "median_gbps"));
     n.gpus.push_back(std::move(gpu));
+  }
+  // 1.2.0; a 1.0 or 1.1 document replaced nothing it could tell of.
+  if (auto superseded = in.member_if_present(node, "superseded")) {
+    for (const Node& d : in.items(*superseded)) {
+      SupersededDocument document;
+      document.source = in.text(in.member(d, "source"));
+      document.has_results = in.boolean(in.member(d, "has_results"));
+      document.overall = in.one_of(in.member(d, "overall"), kOveralls);
+      document.exit_code = exit_code(in, in.member(d, "exit_code"));
+      document.reason = in.text(in.member(d, "reason"));
+      document.verdicts = read_verdicts(in, in.member(d, "verdicts"));
+      n.superseded.push_back(std::move(document));
+    }
   }
   return n;
 }

@@ -56,7 +56,8 @@ FleetOverview overview_of(const Fleet& fleet, std::size_t list_every_node_up_to)
   // Fail first, then a passing node whose GPU is far below its peers (the
   // next to drain), then what could not be read or judged.
   const auto rank = [&](const FleetNode& node) {
-    if (node.exit_code == kExitFail) return 0;
+    // A host whose failing document a newer one replaced fails the fleet.
+    if (node.exit_code == kExitFail || has_superseded_failure(node)) return 0;
     if (node.exit_code == kExitPass && with_outlier.contains(node.host)) return 1;
     if (node.exit_code == kExitPass) return 4;
     return node.exit_code == kExitInconclusive ? 3 : 2;

@@ -44,8 +44,8 @@ std::string fixed2(double value) {
 // rule every table pcieval prints follows: report/table.hpp).
 std::string printable(const std::string& text) { return terminal_text(text); }
 
-// The summary as the terminal may print it (printable: no control bytes).
-std::string printable_reason(const FleetNode& node) { return printable(short_reason(node)); }
+// The row's reason as the terminal may print it (printable: no control bytes).
+std::string printable_reason(const FleetNode& node) { return printable(row_reason(node)); }
 
 // A large fleet: the nodes that need a look, then the passing rest counted
 // per kind of node.

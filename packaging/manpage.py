@@ -4,8 +4,12 @@ cannot drift from the command line: every subcommand, option and description
 comes from `pcieval --help` and `pcieval SUB --help` as CLI11 prints them.
 
   manpage.py --binary BUILD/pcieval --version V --out pcieval.1.gz \
-             [--schema-dir DIR] [--units-dir DIR] [--libexec-dir DIR] [--examples-dir DIR]
+             [--schema-dir DIR] [--units-dir DIR] [--libexec-dir DIR] [--examples-dir DIR] [--doc-dir DIR]
   manpage.py --mpi --version V --out pcieval-mpi.1.gz
+
+The help cites the guides by their place in the source tree (docs/verdicts.md,
+sim/README.md); the package installs them under --doc-dir in the same layout,
+so the page names them there, and never a path the package does not ship.
 
 The pages are gzipped without a name or time stamp in the gzip header (as
 `gzip -9n` does) and dated from SOURCE_DATE_EPOCH when it is set, so that a
@@ -82,6 +86,17 @@ def roff(text):
     return text
 
 
+# A guide of the source tree as the help cites it: "docs/verdicts.md",
+# "sim/README.md", "README.md", not a longer path that merely ends so.
+SOURCE_DOC = re.compile(r"(?<![\w/.-])((?:docs|sim)/[\w.-]+\.md|README\.md)")
+
+
+def installed_docs(text, doc_dir):
+    """`text` with every guide of the source tree named where --doc-dir puts
+    it. Without --doc-dir (a page for the build tree) the paths stay."""
+    return SOURCE_DOC.sub(lambda m: f"{doc_dir}/{m.group(1)}", text) if doc_dir else text
+
+
 def option_name(name):
     """-o,--output FILE -> bold flags, the rest (value, Excludes: ...) as is."""
     flags, _, rest = name.partition(" ")
@@ -112,7 +127,7 @@ def page_date():
 
 
 def pcieval_page(args):
-    description, usage, sections = parse_help(run_help(args.binary, []))
+    description, usage, sections = parse_help(installed_docs(run_help(args.binary, []), args.doc_dir))
     summary = re.sub(r"^pcieval:\s*", "", description).rstrip(".")
     out = [f'.TH PCIEVAL 1 "{page_date()}" "pcieval {args.version}" "User Commands"',
            ".SH NAME", f"pcieval \\- {roff(summary)}",
@@ -130,7 +145,8 @@ def pcieval_page(args):
         sys.exit("manpage.py: no subcommands in 'pcieval --help'; has CLI11's help format changed?")
     while pending:
         words = pending.pop(0)
-        sub_description, sub_usage, sub_sections = parse_help(run_help(args.binary, words))
+        sub_description, sub_usage, sub_sections = parse_help(installed_docs(run_help(args.binary, words),
+                                                                             args.doc_dir))
         out.append(f'.SS "pcieval {" ".join(words)}"')
         out.append(roff(sub_description))
         out.append(f".PP\nUsage: \\fB{roff(sub_usage)}\\fR")
@@ -159,7 +175,9 @@ def pcieval_page(args):
               "/var/lib/prometheus/node-exporter only when that folder exists"),
              (args.libexec_dir and f"{args.libexec_dir}/pcieval-nhc.sh",
               "Slurm HealthCheckProgram: drains the node on exit 1"),
-             (args.examples_dir, "the NHC check pcieval.nhc and the Kubernetes Job pcieval-job.yaml")]
+             (args.examples_dir, "the NHC check pcieval.nhc and the Kubernetes Job pcieval-job.yaml"),
+             (args.doc_dir, "README.md, the guides in docs/ (checks, verdicts and threshold profiles, reports, "
+                            "fleets, installation) and the simulated node's scenario format in sim/")]
     files = [(path, text) for path, text in files if path]
     if files:
         out.append(".SH FILES")
@@ -193,6 +211,7 @@ def main():
     parser.add_argument("--units-dir")
     parser.add_argument("--libexec-dir")
     parser.add_argument("--examples-dir")
+    parser.add_argument("--doc-dir", help="where the package installs README.md, docs/ and sim/README.md")
     args = parser.parse_args()
     if not args.mpi and not args.binary:
         parser.error("--binary is needed for pcieval(1)")

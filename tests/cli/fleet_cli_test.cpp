@@ -193,14 +193,32 @@ TEST_F(FleetMergeCli, DuplicateHostsKeepTheLaterDocument) {
   };
   ASSERT_EQ(::utime(before_copy.c_str(), &older), 0);
   ASSERT_EQ(::utime(after.c_str(), &newer), 0);
-  // The later document wins whatever the order on the command line.
+  // The later document wins whatever the order on the command line; the
+  // failing one it replaced is named in the table and the document, and
+  // fails the fleet: a burn-in gate must not pass on a failure that a later
+  // run merely covered (docs/fleet.md).
   for (const std::string& order : {files({before_copy, after}), files({after, before_copy})}) {
-    const CliRun run = run_pcieval("fleet merge" + order);
-    EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+    const auto fleet_path = dir() / "fleet.json";
+    const CliRun run = run_pcieval("fleet merge" + order + " -o " + shell_quote(fleet_path));
+    EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
     EXPECT_THAT(run.out, HasSubstr("problem: duplicate host hgx-07: " + before_copy.string() + " and " +
-                                   after.string() + "; kept " + after.string() + " (written later)\n"));
-    EXPECT_THAT(run.out, HasSubstr("pcieval fleet pass: 1 node, 1 pass"));
+                                   after.string() + "; kept " + after.string() + " (written later); superseded " +
+                                   before_copy.string() + " failed ("));
+    EXPECT_THAT(run.out, HasSubstr("(superseded " + before_copy.string() + " failed)"));
+    EXPECT_THAT(run.out, HasSubstr("pcieval fleet fail: 1 node, 1 pass; 1 host with a failing document superseded "
+                                   "by a newer one (hgx-07)"));
+    const auto fleet = nlohmann::json::parse(slurp(fleet_path));
+    EXPECT_EQ(fleet["exit_code"], 1);
+    ASSERT_EQ(fleet["nodes"].size(), 1u);
+    EXPECT_EQ(fleet["nodes"][0]["overall"], "pass");
+    ASSERT_EQ(fleet["nodes"][0]["superseded"].size(), 1u);
+    EXPECT_EQ(fleet["nodes"][0]["superseded"][0]["source"], before_copy.string());
+    EXPECT_EQ(fleet["nodes"][0]["superseded"][0]["overall"], "fail");
+    EXPECT_FALSE(fleet["nodes"][0]["superseded"][0]["verdicts"].empty());
   }
+  // Once the fix is verified, the operator leaves the old document out.
+  const CliRun fixed = run_pcieval("fleet merge" + files({after}));
+  EXPECT_EQ(fixed.exit_code, 0) << fixed.out << fixed.err;
 }
 
 TEST_F(FleetMergeCli, UsageErrors) {

@@ -113,6 +113,40 @@ TEST_F(HistoryCli, BareHistoryUsesXdgDataHomeThenHome) {
   EXPECT_TRUE(std::filesystem::exists(path("home/.local/share/pcieval/history.sqlite")));
 }
 
+// The nightly timer (contrib/systemd/pcieval-check.sh) writes
+// $STATE_DIRECTORY/history.sqlite, /var/lib/pcieval by default: a bare
+// `history` finds it when the user has no history of their own, and reads
+// the user's own first when both exist.
+TEST_F(HistoryCli, BareHistoryFallsBackToTheNightlyTimersDatabase) {
+  std::filesystem::create_directories(path("state"));
+  const std::string env =
+      "env -u XDG_DATA_HOME HOME=" + shell_quote(path("home")) + " STATE_DIRECTORY=" + shell_quote(path("state"));
+  const CliRun checked = run_pcieval("check " + fixture_args(kHistoryFailing) + " -q --history " +
+                                     shell_quote(path("state/history.sqlite")));
+  ASSERT_EQ(checked.exit_code, 1) << checked.err;
+  const CliRun listed = run_pcieval_with_environment(env, "history");
+  EXPECT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_THAT(listed.out, HasSubstr("pcieval fail:"));
+
+  const CliRun own = run_pcieval_with_environment(env, "check " + fixture_args(kHistoryPassing) + " -q --history");
+  ASSERT_EQ(own.exit_code, 0) << own.err;
+  const CliRun first = run_pcieval_with_environment(env, "history");
+  EXPECT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_THAT(first.out, HasSubstr("pcieval pass:"));
+  EXPECT_THAT(first.out, Not(HasSubstr("pcieval fail:")));
+}
+
+TEST_F(HistoryCli, WithNoHistoryAnywhereTheErrorNamesEveryPlaceLookedAt) {
+  const CliRun listed = run_pcieval_with_environment(
+      "env -u XDG_DATA_HOME HOME=" + shell_quote(path("home")) + " STATE_DIRECTORY=" + shell_quote(path("state")),
+      "history");
+  EXPECT_EQ(listed.exit_code, 2);
+  EXPECT_THAT(listed.err, HasSubstr(path("home/.local/share/pcieval/history.sqlite")));
+  EXPECT_THAT(listed.err, HasSubstr(path("state/history.sqlite")));
+  EXPECT_THAT(listed.err, HasSubstr("--db"));
+  EXPECT_EQ(line_count(listed.err), 1) << listed.err;
+}
+
 TEST_F(HistoryCli, ANonSqliteFileIsExit2WithOneLineAndLeftUntouched) {
   const std::string bad = path("results.json");
   const std::string contents = "{\"this is\": \"not a database\"}\n";

@@ -93,6 +93,11 @@ TEST_F(MpiPreflight, TheFileMustExistBeAFileAndBeExecutable) {
   EXPECT_THAT(missing.error().message, HasSubstr((dir_ / "pcieval-mpi").string() + " cannot be started (No such file"));
   EXPECT_THAT(missing.error().message, HasSubstr("libopenmpi-dev"));
 
+  // A source build: how to build it first, the package second.
+  EXPECT_THAT(missing.error().message, HasSubstr("built from source"));
+  EXPECT_THAT(missing.error().message, HasSubstr("apt-get install pcieval-mpi"));
+  EXPECT_LT(missing.error().message.find("libopenmpi-dev"), missing.error().message.find("apt-get install"));
+
   fs::create_directories(dir_ / "a-directory");
   const Status directory = app::check_mpi_sibling(dir_ / "a-directory", "");
   ASSERT_FALSE(directory.ok());
@@ -104,6 +109,19 @@ TEST_F(MpiPreflight, TheFileMustExistBeAFileAndBeExecutable) {
   ASSERT_FALSE(not_executable.ok());
   EXPECT_THAT(not_executable.error().message, HasSubstr("not executable by this user"));
   EXPECT_THAT(not_executable.error().message, HasSubstr("chmod +x"));
+}
+
+// A package user cannot rebuild: the pcieval package's binary lives in
+// /usr/bin, and pcieval-mpi is the second package's, so that comes first.
+TEST_F(MpiPreflight, BesideThePackagesBinaryTheFixIsThePcievalMpiPackage) {
+  const Status missing = app::check_mpi_sibling("/usr/bin/pcieval-mpi.not-installed", "");
+  ASSERT_FALSE(missing.ok());
+  const std::string& message = missing.error().message;
+  EXPECT_THAT(message, HasSubstr("package's (/usr/bin): install the pcieval-mpi package"));
+  EXPECT_THAT(message, HasSubstr("apt-get install pcieval-mpi"));
+  EXPECT_THAT(message, HasSubstr("libopenmpi-dev"));  // a source build, second
+  EXPECT_LT(message.find("apt-get install"), message.find("libopenmpi-dev"));
+  EXPECT_THAT(message, HasSubstr("pcieval fleet merge"));
 }
 
 TEST_F(MpiPreflight, AnMpiLaunchBesideANonExecutableMpiBuildIsAUsageErrorBeforeAnyExec) {

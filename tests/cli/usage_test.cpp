@@ -74,5 +74,35 @@ TEST(CliUsage, UnwritableOutputIsExit2AndKeepsTheOldFile) {
   std::filesystem::remove_all(dir);
 }
 
+// CLI11's "--quick Excludes: --full --no-probes" read as part of the flag's
+// syntax; the help says it in words, and the parser still refuses the pair.
+TEST(CliUsage, HelpStatesExclusionsInWordsAndTheyStillHold) {
+  const auto help = run_pcieval("check --help");
+  ASSERT_EQ(help.exit_code, 0);
+  EXPECT_EQ(help.out.find("Excludes"), std::string::npos) << help.out;
+  // The help wraps long descriptions: compare with single spaces.
+  std::string flat;
+  for (char c : help.out) {
+    if (c == '\n') c = ' ';
+    if (c != ' ' || flat.empty() || flat.back() != ' ') flat += c;
+  }
+  EXPECT_NE(flat.find("well under 30 s) (not with --full, --no-probes)"), std::string::npos) << help.out;
+  EXPECT_NE(flat.find("(not with --duration, --full, --quick, --rounds)"), std::string::npos) << help.out;
+  EXPECT_NE(flat.find("whichever comes first. -o FILE is rewritten after every round (not with --no-probes)"),
+            std::string::npos)
+      << help.out;
+  for (const char* pair :
+       {"--quick --full", "--full --no-probes", "--rounds 2 --no-probes", "--duration 5 --no-probes"}) {
+    const auto refused = run_pcieval(std::string("check --sysfs-root /nonexistent ") + pair);
+    EXPECT_EQ(refused.exit_code, 2) << pair;
+    EXPECT_NE(refused.err.find("excludes"), std::string::npos) << pair << ": " << refused.err;
+  }
+  for (const char* command :
+       {"", "topo", "validate", "diagnose", "history", "report", "compare", "retrain", "fleet merge"}) {
+    const auto other = run_pcieval(std::string(command) + " --help");
+    EXPECT_EQ(other.out.find("Excludes"), std::string::npos) << command << ":\n" << other.out;
+  }
+}
+
 }  // namespace
 }  // namespace pcieval::testing

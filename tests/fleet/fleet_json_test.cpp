@@ -29,6 +29,14 @@ Fleet sample_fleet() {
                                node_from_results(a100_node("dgx-02", slow, Overall::kFail), "r/dgx-02.json"),
                                node_without_results("r/bad.json", "r/bad.json", kExitUsage, "unreadable")};
   nodes[1].rank = 1;
+  // dgx-01 passes now; its document of the night before failed (1.2.0).
+  nodes[0].superseded.push_back(SupersededDocument{
+      "r/old/dgx-01.json",
+      true,
+      Overall::kFail,
+      kExitFail,
+      "pcieval fail: 0000:17:00.0 Gen4 x8",
+      {FleetVerdict{"0000:17:00.0", VerdictStatus::kLinkDowngraded, "link_width_below_expected", "x8 of x16"}}});
   return build_fleet(nodes, {"r/bad.json: /host: missing", "duplicate host dgx-01: a and b; kept b (written later)"},
                      "merge", ToolInfo{"pcieval", "0.1.0"});
 }
@@ -76,6 +84,12 @@ TEST(FleetJson, ReadsBackWhatItWrote) {
   EXPECT_EQ(fleet.outliers[0].gpu, "0000:27:00.0");
   EXPECT_EQ(fleet.outliers[0].threshold_gbps, written.outliers[0].threshold_gbps);
   EXPECT_EQ(fleet.groups.size(), written.groups.size());
+  ASSERT_EQ(fleet.nodes[0].superseded.size(), 1u);
+  EXPECT_EQ(fleet.nodes[0].superseded[0].source, "r/old/dgx-01.json");
+  EXPECT_EQ(fleet.nodes[0].superseded[0].overall, Overall::kFail);
+  ASSERT_EQ(fleet.nodes[0].superseded[0].verdicts.size(), 1u);
+  EXPECT_EQ(fleet.nodes[0].superseded[0].verdicts[0].code, "link_width_below_expected");
+  EXPECT_TRUE(fleet.nodes[1].superseded.empty());
   // Written again, the same text.
   EXPECT_EQ(fleet_to_json(fleet), fleet_to_json(written));
 }
@@ -116,6 +130,17 @@ TEST(FleetJson, RefusesWhatIsNotAFleetDocument) {
                 d["schema_version"] = "1.4.0";
                 d["new_field"] = 1;
               }).ok());
+}
+
+// 1.2.0 added nodes[].superseded; a 1.1 document has none and still reads.
+TEST(FleetJson, ADocumentWithoutSupersededReadsAsReplacingNothing) {
+  nlohmann::json document = nlohmann::json::parse(fleet_to_json(sample_fleet()));
+  document["schema_version"] = "1.1.0";
+  for (auto& node : document["nodes"]) node.erase("superseded");
+  EXPECT_THAT(testing::schema_errors(document.dump(), fleet_schema()), IsEmpty());
+  const auto read = fleet_from_json(document.dump(), "fleet.json");
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  for (const FleetNode& node : read->nodes) EXPECT_TRUE(node.superseded.empty()) << node.host;
 }
 
 TEST(FleetJson, TheExampleConformsAndReads) {

@@ -214,6 +214,70 @@ TEST(Deduplicate, TheLaterDocumentOfAHostWins) {
   EXPECT_EQ(problems[0], "duplicate host n1: old.json and new.json; kept new.json (written later)");
 }
 
+// The failing document of a host that a passing one replaced must not vanish
+// from the fleet: the node lists it, the problem line says what it found,
+// and the fleet fails (exit 1) until the operator leaves it out.
+TEST(Deduplicate, AFailingDocumentSupersededByAPassIsKeptAndFailsTheFleet) {
+  std::vector<std::string> problems;
+  std::vector<FleetInput> inputs;
+  inputs.push_back({node_from_results(a100_node("n1", a100_medians(), Overall::kFail), "old.json"), 100.0, 0});
+  inputs.push_back({node_from_results(a100_node("n1", a100_medians()), "new.json"), 200.0, 1});
+  inputs.push_back({node_from_results(a100_node("n2", a100_medians()), "n2.json"), 100.0, 2});
+  std::vector<FleetNode> nodes = deduplicate_hosts(inputs, problems);
+  ASSERT_EQ(nodes.size(), 2u);
+  EXPECT_EQ(nodes[0].source, "new.json");
+  EXPECT_EQ(nodes[0].overall, Overall::kPass);
+  ASSERT_EQ(nodes[0].superseded.size(), 1u);
+  EXPECT_EQ(nodes[0].superseded[0].source, "old.json");
+  EXPECT_EQ(nodes[0].superseded[0].overall, Overall::kFail);
+  EXPECT_EQ(nodes[0].superseded[0].exit_code, kExitFail);
+  EXPECT_TRUE(has_superseded_failure(nodes[0]));
+  EXPECT_THAT(row_reason(nodes[0]), HasSubstr("(superseded old.json failed)"));
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_THAT(problems[0], HasSubstr("kept new.json (written later); superseded old.json failed ("));
+  EXPECT_THAT(problems[0], HasSubstr("keeps the fleet failing"));
+
+  const Fleet fleet = build_fleet(std::move(nodes), problems, "merge", ToolInfo{"pcieval", "0.1.0"});
+  EXPECT_EQ(fleet.exit_code, kExitFail);
+  EXPECT_EQ(fleet.overall, Overall::kFail);
+  EXPECT_THAT(fleet.summary, HasSubstr("1 host with a failing document superseded by a newer one (n1)"));
+  const std::string table = render_fleet_table(fleet);
+  EXPECT_THAT(table, HasSubstr("(superseded old.json failed)"));
+  EXPECT_THAT(table, HasSubstr("problem: duplicate host n1: old.json and new.json; kept new.json"));
+}
+
+// A rerun after an inconclusive check (a busy GPU) is the fix for it: the
+// superseded document is listed but does not hold the fleet back.
+TEST(Deduplicate, AnInconclusiveDocumentSupersededByAPassLeavesTheFleetPassing) {
+  std::vector<std::string> problems;
+  std::vector<FleetInput> inputs;
+  inputs.push_back({node_from_results(a100_node("n1", a100_medians(), Overall::kInconclusive), "old.json"), 100, 0});
+  inputs.push_back({node_from_results(a100_node("n1", a100_medians()), "new.json"), 200.0, 1});
+  std::vector<FleetNode> nodes = deduplicate_hosts(inputs, problems);
+  ASSERT_EQ(nodes.size(), 1u);
+  ASSERT_EQ(nodes[0].superseded.size(), 1u);
+  EXPECT_EQ(nodes[0].superseded[0].overall, Overall::kInconclusive);
+  EXPECT_FALSE(has_superseded_failure(nodes[0]));
+  const Fleet fleet = build_fleet(std::move(nodes), problems, "merge", ToolInfo{"pcieval", "0.1.0"});
+  EXPECT_EQ(fleet.exit_code, kExitPass);
+  EXPECT_EQ(fleet.overall, Overall::kPass);
+}
+
+// Three documents of one host: the kept one lists both others, oldest first.
+TEST(Deduplicate, EverySupersededDocumentIsListedOldestFirst) {
+  std::vector<std::string> problems;
+  std::vector<FleetInput> inputs;
+  inputs.push_back({node_from_results(a100_node("n1", a100_medians()), "b.json"), 200.0, 0});
+  inputs.push_back({node_from_results(a100_node("n1", a100_medians()), "c.json"), 300.0, 1});
+  inputs.push_back({node_from_results(a100_node("n1", a100_medians(), Overall::kFail), "a.json"), 100.0, 2});
+  const std::vector<FleetNode> nodes = deduplicate_hosts(inputs, problems);
+  ASSERT_EQ(nodes.size(), 1u);
+  EXPECT_EQ(nodes[0].source, "c.json");
+  ASSERT_EQ(nodes[0].superseded.size(), 2u);
+  EXPECT_EQ(nodes[0].superseded[0].source, "a.json");
+  EXPECT_EQ(nodes[0].superseded[1].source, "b.json");
+}
+
 TEST(Deduplicate, OnATieTheLaterArgumentWinsAndResultsBeatNoResults) {
   std::vector<std::string> problems;
   std::vector<FleetInput> inputs;

@@ -81,6 +81,12 @@ def main():
         if not re.search(rf"^\.SH \"?{section}\"?$", roff, re.M):
             failures.append(f"no {section} section")
 
+    # The help cites guides by their place in the source tree; the package
+    # ships them under /usr/share/doc/pcieval, and the page must say so
+    # (package_test.sh checks that every path the page names is packaged).
+    for cited in sorted(set(re.findall(r"(?<![\w/.-])(?:docs|sim)/[\w.-]+\.md", rendered))):
+        failures.append(f"the page cites {cited}, a path of the source tree, not where the package installs it")
+
     for failure in failures:
         print("FAIL:", failure, file=sys.stderr)
     if failures:

@@ -108,6 +108,12 @@ fi
 readelf -S "$root/usr/bin/pcieval" | grep -Eq '\.(symtab|debug_info)' && fail "/usr/bin/pcieval is not stripped"
 
 # The paths the packaged files cite are files of the packages.
+# pcieval(1): every absolute path it names (FILES, the guides the help cites).
+while read -r cited; do
+  [[ -e "$root$cited" ]] || fail "pcieval(1) names $cited, which the packages do not install"
+done < <(zcat "$root/usr/share/man/man1/pcieval.1.gz" | sed 's/\\-/-/g' | grep -oE '/usr/[A-Za-z0-9_./-]*[A-Za-z0-9_]' | sort -u)
+expect_file /usr/share/doc/pcieval/docs/verdicts.md
+expect_file /usr/share/doc/pcieval/sim/README.md
 exec_start=$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$root/usr/lib/systemd/system/pcieval-check.service")
 [[ -n "$exec_start" && -x "$root$exec_start" ]] || fail "the unit's ExecStart '$exec_start' is not in the package"
 # shellcheck disable=SC2016  # the literal ${PCIEVAL_NHC_SCRIPT:-...} of the file
