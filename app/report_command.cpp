@@ -33,7 +33,8 @@ int run_report(const ReportOptions& options) {
   const ReportContext context = report_context(results);
 
   const bool any_file = options.html_path || options.prom_path || options.junit_path;
-  if (options.table || !any_file) std::cout << render_check_table(results, context.budgets, context.shown_links, context.loaded_links);
+  if (options.table || !any_file)
+    std::cout << render_check_table(results, context.budgets, context.shown_links, context.loaded_links);
 
   OutputPaths paths;
   paths.prometheus = options.prom_path;
