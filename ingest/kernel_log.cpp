@@ -179,12 +179,20 @@ std::optional<Announced> error_received(std::string_view text, std::size_t at) {
 // "pci 0000:00:03.1: [1022:1483] type 01 class 0x060400 PCIe Root Port", `at`
 // being where "] type 0" starts: the kernel's line for each function it
 // enumerates (drivers/pci/probe.c, pci_setup_device).
+// The address of the function such a line is about, when the "[vvvv:dddd]"
+// before `at` has its shape; enumerated_function() reads the rest.
+std::optional<PciAddress> enumerated_address(std::string_view text, std::size_t at) {
+  const auto open = text.rfind('[', at);
+  if (open == std::string_view::npos || at - open != 10 || text[open + 5] != ':') return std::nullopt;
+  return device_in(text.substr(0, open));
+}
+
 std::optional<EnumeratedFunction> enumerated_function(std::string_view text, std::size_t at) {
   const auto open = text.rfind('[', at);
   if (open == std::string_view::npos || at - open != 10 || text[open + 5] != ':') return std::nullopt;
   const auto vendor = parse_hex_exact(text.substr(open + 1, 4), 4);
   const auto device_id = parse_hex_exact(text.substr(open + 6, 4), 4);
-  const auto bdf = device_in(text.substr(0, open));
+  const auto bdf = enumerated_address(text, at);
   if (!vendor || !device_id || !bdf) return std::nullopt;
   std::string_view rest = text.substr(at + 8);  // past "] type 0", at the header type's last digit
   if (rest.size() < 2) return std::nullopt;
@@ -270,6 +278,22 @@ constexpr std::array kMarkers{
     ScanMarker{"bw_notification", 0},              // "bw"
 };
 constexpr MarkerScanner kMarkerScanner{kMarkers};
+
+// True when `line` holds kStatusDump. The lines after a marker line are
+// checked for it one by one, and a stamped line starts with "[   12.3": a
+// search for the indent's first byte (std::string_view::find) stops at each
+// of its spaces, where one for its '[' stops at most a few times a line.
+bool holds_status_dump(std::string_view line) {
+  constexpr std::size_t kIndent = kStatusDump.size() - 1;
+  for (std::size_t at = kIndent; at < line.size();) {
+    const void* found = std::memchr(line.data() + at, '[', line.size() - at);
+    if (found == nullptr) return false;
+    at = static_cast<std::size_t>(static_cast<const char*>(found) - line.data());
+    if (line.compare(at - kIndent, kIndent, kStatusDump.substr(0, kIndent)) == 0) return true;
+    ++at;
+  }
+  return false;
+}
 
 // The end of the line that holds `from`: its '\n', or the end of the text.
 std::size_t line_end(std::string_view text, std::size_t from) {
@@ -472,11 +496,12 @@ class KernelLogReader {
     if (const auto at = text.find("] type 0"); at != std::string_view::npos) {
       // A function the kernel enumerated: what it is, for the devices the
       // events name. Not a PCIe event, so counted with the lines skipped.
+      // A log enumerates each function once per boot, and many boots are
+      // pasted: a function already known is not parsed again.
+      if (const auto bdf = enumerated_address(text, at); !bdf || known_function(*bdf)) return false;
       if (auto function = enumerated_function(text, at)) {
         function->line = number;
-        const bool known = std::any_of(capture_.enumerated.begin(), capture_.enumerated.end(),
-                                       [&](const EnumeratedFunction& f) { return f.bdf == function->bdf; });
-        if (!known) capture_.enumerated.push_back(std::move(*function));
+        if (!known_function(function->bdf)) capture_.enumerated.push_back(std::move(*function));
       }
       return false;
     }
@@ -512,6 +537,11 @@ class KernelLogReader {
     // [10de:2330] error status/mask" line, uncorrected "error received"
     // lines, "AER: enabled with IRQ") are recognised, not skipped.
     return contains(text, "AER: ") || contains(text, "error status/mask=");
+  }
+
+  [[nodiscard]] bool known_function(const PciAddress& bdf) const {
+    return std::any_of(capture_.enumerated.begin(), capture_.enumerated.end(),
+                       [&](const EnumeratedFunction& f) { return f.bdf == bdf; });
   }
 
   // The error of severity `kind` announced by the last line, when it is at
@@ -648,7 +678,7 @@ Result<KernelLogCapture> read_kernel_log(std::string_view text, std::string_view
       }
       const std::size_t end = line_end(text, start);
       const std::string_view line = text.substr(start, end - start);
-      if (++number <= read_until && contains(line, kStatusDump)) {
+      if (++number <= read_until && holds_status_dump(line)) {
         reader.line(line, number);
       } else {
         reader.plain_line(line);
