@@ -126,7 +126,8 @@ void BM_PlainThreadedMemcpy(benchmark::State& state) {
     go.arrive_and_wait();
     done.arrive_and_wait();
     benchmark::DoNotOptimize(destination.get());
-    state.SetIterationTime(std::chrono::duration<double>(*std::max_element(ended.begin(), ended.end()) - released).count());
+    state.SetIterationTime(
+        std::chrono::duration<double>(*std::max_element(ended.begin(), ended.end()) - released).count());
   }
   stop = true;
   go.arrive_and_wait();
