@@ -325,6 +325,7 @@ class KernelLogReader {
   // A line that holds a marker (see kMarkers), or a status dump line in the
   // kReportLines after one: read in full.
   void line(std::string_view raw, std::size_t number) {
+    enumeration_ = false;
     const std::string_view text = trim_blanks(raw);
     if (text.empty()) return;
     ++capture_.lines;
@@ -354,6 +355,15 @@ class KernelLogReader {
     capture_.skipped_lines += count;
   }
   [[nodiscard]] bool shaped() const { return shaped_; }
+
+  // Whether the status dump lines in the kReportLines after the last line
+  // read may belong to it. Not when it enumerated a function (no event, no
+  // named GPU) in a log of kernel shape: a dump line there can only belong
+  // to an event above, whose own report covers it, and reading it instead of
+  // counting it changes nothing else once the shape is known. Boot-time
+  // enumeration is hundreds of such lines in a row, and the lines after each
+  // were read one by one.
+  [[nodiscard]] bool opens_report() const { return !(enumeration_ && shaped_); }
   void note(std::string text) { capture_.notes.push_back(std::move(text)); }
 
   Result<KernelLogCapture> finish() && {
@@ -498,6 +508,7 @@ class KernelLogReader {
       // events name. Not a PCIe event, so counted with the lines skipped.
       // A log enumerates each function once per boot, and many boots are
       // pasted: a function already known is not parsed again.
+      enumeration_ = true;
       if (const auto bdf = enumerated_address(text, at); !bdf || known_function(*bdf)) return false;
       if (auto function = enumerated_function(text, at)) {
         function->line = number;
@@ -561,8 +572,9 @@ class KernelLogReader {
 
   KernelLogCapture capture_;
   bool shaped_ = false;
-  bool quoted_ = false;   // a kernel message quoted without its stamp (quoted_kernel_message)
-  bool pending_ = false;  // the last event is a root port's "error received" announcement
+  bool quoted_ = false;       // a kernel message quoted without its stamp (quoted_kernel_message)
+  bool pending_ = false;      // the last event is a root port's "error received" announcement
+  bool enumeration_ = false;  // the last line read enumerated a function ("] type 0")
   std::optional<NamedGpu> named_gpu_;
   std::map<int, std::size_t> other_xids_;
 };
@@ -688,7 +700,7 @@ Result<KernelLogCapture> read_kernel_log(std::string_view text, std::string_view
     if (marker == text.size()) break;
     const std::size_t end = line_end(text, marker);
     reader.line(text.substr(marker_line, end - marker_line), ++number);
-    read_until = number + kReportLines;
+    if (reader.opens_report()) read_until = number + kReportLines;
     start = end + 1;
   }
   if (joined_lines > 0) {
