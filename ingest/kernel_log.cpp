@@ -258,9 +258,9 @@ constexpr std::string_view kStatusDump = "    [";
 //
 // Each marker has a two-byte anchor, chosen to be rare in the lines of a GPU
 // node's log that are not about PCIe (boot, USB, NVMe, systemd, network), so
-// the scan (marker_scanner.hpp) seldom stops. "bw" shares a bucket with "dw":
-// they differ in the first byte's low nibble only, so the bucket still passes
-// exactly those two.
+// the scan (marker_scanner.hpp) seldom stops. "bw" shares a bucket with "dw"
+// (the scanner puts it there): they differ in the first byte's low nibble
+// only, so the bucket still passes exactly those two.
 constexpr std::array kMarkers{
     ScanMarker{"available PCIe bandwidth", 18},    // "dw"
     ScanMarker{"Link Bandwidth Notification", 8},  // "dw"
