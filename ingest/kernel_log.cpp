@@ -42,6 +42,16 @@ std::optional<PciAddress> full_address(std::string_view token) {
 // `prefix` ("pci 0000:01:00.0:", "pcieport 0000:00:01.0:", "nvidia
 // 0000:17:00.0:"). Searching backwards keeps syslog prefixes out of the way.
 std::optional<PciAddress> device_in(std::string_view prefix) {
+  // The last token first: it is the one dev_printk wrote in most lines (and
+  // in every enumeration line, thousands in a pasted log), and when it is an
+  // address no earlier one can win.
+  if (const auto last = prefix.find_last_not_of(' '); last != std::string_view::npos) {
+    const auto space = prefix.rfind(' ', last);
+    const std::size_t first = space == std::string_view::npos ? 0 : space + 1;
+    std::string_view token = prefix.substr(first, last + 1 - first);
+    if (token.ends_with(':')) token.remove_suffix(1);
+    if (auto address = full_address(token)) return address;
+  }
   std::optional<PciAddress> found;
   std::size_t start = 0;
   while (start < prefix.size()) {
