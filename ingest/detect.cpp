@@ -20,33 +20,26 @@ namespace {
 
 bool lspci_slot_start(std::string_view line);
 
-// Lines after the prompt that ran the command ("$ lspci -tv", "# lspci -nn",
-// a markdown fence): the listing's own lines, trimmed.
-template <class Visit>
-void listing_lines(std::string_view text, Visit visit) {
-  std::size_t start = 0;
-  while (start < text.size()) {
-    const std::string_view line = trim_blanks(next_line(text, start));
-    if (!line.empty()) visit(line);
-  }
-}
-
 // "-[0000:00]-+-00.0  Intel ...", "-+-[0000:00]-+-00.0", " +-[0000:40]-+-00.0",
 // " \-[0000:e0]-+-00.0": a root of an lspci -t tree, where its bus numbers
 // start. A kernel log line is never one.
+// Detection tries this on the first megabyte of every input, a kernel log's
+// included: its first kernel line settles it.
 bool looks_like_lspci_tree(std::string_view text) {
   bool root = false;
-  bool kernel = false;
-  listing_lines(text, [&](std::string_view line) {
-    if (is_kernel_log_line(line)) kernel = true;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::string_view line = trim_blanks(next_line(text, start));
+    if (line.empty()) continue;
+    if (is_kernel_log_line(line)) return false;
     for (const std::string_view head : {"-[", "-+-[", "+-[", "\\-["}) {
       if (!line.starts_with(head)) continue;
       const std::string_view rest = line.substr(head.size());
       const auto close = rest.find("]-");
       if (close != std::string_view::npos && close <= 7 && rest.find(':') < close) root = true;
     }
-  });
-  return root && !kernel;
+  }
+  return root;
 }
 
 // "01:00.0 VGA compatible controller [0300]: NVIDIA Corporation ..." or
@@ -55,13 +48,12 @@ bool looks_like_lspci_tree(std::string_view text) {
 // kernel log line among them.
 bool looks_like_lspci_list(std::string_view text) {
   std::size_t functions = 0;
-  bool kernel = false;
   std::size_t start = 0;
   while (start < text.size()) {
     const std::string_view raw = next_line(text, start);
     const std::string_view line = trim_blanks(raw);
     if (line.empty()) continue;
-    if (is_kernel_log_line(line)) kernel = true;
+    if (is_kernel_log_line(line)) return false;  // a kernel line settles it, as in looks_like_lspci_tree
     if (raw.front() == ' ' || raw.front() == '\t') {
       if (functions > 0 && !line.starts_with("+") && !line.starts_with("|")) return false;
       continue;
@@ -71,7 +63,7 @@ bool looks_like_lspci_list(std::string_view text) {
       ++functions;
     }
   }
-  return functions >= 2 && !kernel;
+  return functions >= 2;
 }
 
 // Detection order (see capture_formats()). To add a format: append its enum

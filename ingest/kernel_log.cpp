@@ -42,6 +42,16 @@ std::optional<PciAddress> full_address(std::string_view token) {
 // `prefix` ("pci 0000:01:00.0:", "pcieport 0000:00:01.0:", "nvidia
 // 0000:17:00.0:"). Searching backwards keeps syslog prefixes out of the way.
 std::optional<PciAddress> device_in(std::string_view prefix) {
+  // The last token first: it is the one dev_printk wrote in most lines (and
+  // in every enumeration line, thousands in a pasted log), and when it is an
+  // address no earlier one can win.
+  if (const auto last = prefix.find_last_not_of(' '); last != std::string_view::npos) {
+    const auto space = prefix.rfind(' ', last);
+    const std::size_t first = space == std::string_view::npos ? 0 : space + 1;
+    std::string_view token = prefix.substr(first, last + 1 - first);
+    if (token.ends_with(':')) token.remove_suffix(1);
+    if (auto address = full_address(token)) return address;
+  }
   std::optional<PciAddress> found;
   std::size_t start = 0;
   while (start < prefix.size()) {
@@ -179,12 +189,20 @@ std::optional<Announced> error_received(std::string_view text, std::size_t at) {
 // "pci 0000:00:03.1: [1022:1483] type 01 class 0x060400 PCIe Root Port", `at`
 // being where "] type 0" starts: the kernel's line for each function it
 // enumerates (drivers/pci/probe.c, pci_setup_device).
+// The address of the function such a line is about, when the "[vvvv:dddd]"
+// before `at` has its shape; enumerated_function() reads the rest.
+std::optional<PciAddress> enumerated_address(std::string_view text, std::size_t at) {
+  const auto open = text.rfind('[', at);
+  if (open == std::string_view::npos || at - open != 10 || text[open + 5] != ':') return std::nullopt;
+  return device_in(text.substr(0, open));
+}
+
 std::optional<EnumeratedFunction> enumerated_function(std::string_view text, std::size_t at) {
   const auto open = text.rfind('[', at);
   if (open == std::string_view::npos || at - open != 10 || text[open + 5] != ':') return std::nullopt;
   const auto vendor = parse_hex_exact(text.substr(open + 1, 4), 4);
   const auto device_id = parse_hex_exact(text.substr(open + 6, 4), 4);
-  const auto bdf = device_in(text.substr(0, open));
+  const auto bdf = enumerated_address(text, at);
   if (!vendor || !device_id || !bdf) return std::nullopt;
   std::string_view rest = text.substr(at + 8);  // past "] type 0", at the header type's last digit
   if (rest.size() < 2) return std::nullopt;
@@ -250,9 +268,9 @@ constexpr std::string_view kStatusDump = "    [";
 //
 // Each marker has a two-byte anchor, chosen to be rare in the lines of a GPU
 // node's log that are not about PCIe (boot, USB, NVMe, systemd, network), so
-// the scan (marker_scanner.hpp) seldom stops. "bw" shares a bucket with "dw":
-// they differ in the first byte's low nibble only, so the bucket still passes
-// exactly those two.
+// the scan (marker_scanner.hpp) seldom stops. "bw" shares a bucket with "dw"
+// (the scanner puts it there): they differ in the first byte's low nibble
+// only, so the bucket still passes exactly those two.
 constexpr std::array kMarkers{
     ScanMarker{"available PCIe bandwidth", 18},    // "dw"
     ScanMarker{"Link Bandwidth Notification", 8},  // "dw"
@@ -270,6 +288,22 @@ constexpr std::array kMarkers{
     ScanMarker{"bw_notification", 0},              // "bw"
 };
 constexpr MarkerScanner kMarkerScanner{kMarkers};
+
+// True when `line` holds kStatusDump. The lines after a marker line are
+// checked for it one by one, and a stamped line starts with "[   12.3": a
+// search for the indent's first byte (std::string_view::find) stops at each
+// of its spaces, where one for its '[' stops at most a few times a line.
+bool holds_status_dump(std::string_view line) {
+  constexpr std::size_t kIndent = kStatusDump.size() - 1;
+  for (std::size_t at = kIndent; at < line.size();) {
+    const void* found = std::memchr(line.data() + at, '[', line.size() - at);
+    if (found == nullptr) return false;
+    at = static_cast<std::size_t>(static_cast<const char*>(found) - line.data());
+    if (line.compare(at - kIndent, kIndent, kStatusDump.substr(0, kIndent)) == 0) return true;
+    ++at;
+  }
+  return false;
+}
 
 // The end of the line that holds `from`: its '\n', or the end of the text.
 std::size_t line_end(std::string_view text, std::size_t from) {
@@ -301,6 +335,7 @@ class KernelLogReader {
   // A line that holds a marker (see kMarkers), or a status dump line in the
   // kReportLines after one: read in full.
   void line(std::string_view raw, std::size_t number) {
+    enumeration_ = false;
     const std::string_view text = trim_blanks(raw);
     if (text.empty()) return;
     ++capture_.lines;
@@ -330,6 +365,15 @@ class KernelLogReader {
     capture_.skipped_lines += count;
   }
   [[nodiscard]] bool shaped() const { return shaped_; }
+
+  // Whether the status dump lines in the kReportLines after the last line
+  // read may belong to it. Not when it enumerated a function (no event, no
+  // named GPU) in a log of kernel shape: a dump line there can only belong
+  // to an event above, whose own report covers it, and reading it instead of
+  // counting it changes nothing else once the shape is known. Boot-time
+  // enumeration is hundreds of such lines in a row, and the lines after each
+  // were read one by one.
+  [[nodiscard]] bool opens_report() const { return !(enumeration_ && shaped_); }
   void note(std::string text) { capture_.notes.push_back(std::move(text)); }
 
   Result<KernelLogCapture> finish() && {
@@ -472,11 +516,13 @@ class KernelLogReader {
     if (const auto at = text.find("] type 0"); at != std::string_view::npos) {
       // A function the kernel enumerated: what it is, for the devices the
       // events name. Not a PCIe event, so counted with the lines skipped.
+      // A log enumerates each function once per boot, and many boots are
+      // pasted: a function already known is not parsed again.
+      enumeration_ = true;
+      if (const auto bdf = enumerated_address(text, at); !bdf || known_function(*bdf)) return false;
       if (auto function = enumerated_function(text, at)) {
         function->line = number;
-        const bool known = std::any_of(capture_.enumerated.begin(), capture_.enumerated.end(),
-                                       [&](const EnumeratedFunction& f) { return f.bdf == function->bdf; });
-        if (!known) capture_.enumerated.push_back(std::move(*function));
+        if (!known_function(function->bdf)) capture_.enumerated.push_back(std::move(*function));
       }
       return false;
     }
@@ -514,6 +560,11 @@ class KernelLogReader {
     return contains(text, "AER: ") || contains(text, "error status/mask=");
   }
 
+  [[nodiscard]] bool known_function(const PciAddress& bdf) const {
+    return std::any_of(capture_.enumerated.begin(), capture_.enumerated.end(),
+                       [&](const EnumeratedFunction& f) { return f.bdf == bdf; });
+  }
+
   // The error of severity `kind` announced by the last line, when it is at
   // most a report's length above `number` and no detail line has claimed it.
   KernelLogEvent* pending_received(std::size_t number, KernelEventKind kind) {
@@ -531,8 +582,9 @@ class KernelLogReader {
 
   KernelLogCapture capture_;
   bool shaped_ = false;
-  bool quoted_ = false;   // a kernel message quoted without its stamp (quoted_kernel_message)
-  bool pending_ = false;  // the last event is a root port's "error received" announcement
+  bool quoted_ = false;       // a kernel message quoted without its stamp (quoted_kernel_message)
+  bool pending_ = false;      // the last event is a root port's "error received" announcement
+  bool enumeration_ = false;  // the last line read enumerated a function ("] type 0")
   std::optional<NamedGpu> named_gpu_;
   std::map<int, std::size_t> other_xids_;
 };
@@ -648,7 +700,7 @@ Result<KernelLogCapture> read_kernel_log(std::string_view text, std::string_view
       }
       const std::size_t end = line_end(text, start);
       const std::string_view line = text.substr(start, end - start);
-      if (++number <= read_until && contains(line, kStatusDump)) {
+      if (++number <= read_until && holds_status_dump(line)) {
         reader.line(line, number);
       } else {
         reader.plain_line(line);
@@ -658,7 +710,7 @@ Result<KernelLogCapture> read_kernel_log(std::string_view text, std::string_view
     if (marker == text.size()) break;
     const std::size_t end = line_end(text, marker);
     reader.line(text.substr(marker_line, end - marker_line), ++number);
-    read_until = number + kReportLines;
+    if (reader.opens_report()) read_until = number + kReportLines;
     start = end + 1;
   }
   if (joined_lines > 0) {

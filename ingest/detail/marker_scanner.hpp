@@ -3,10 +3,10 @@
 // almost every line of a pasted month of journal holds none of them.
 //
 // Each marker names two adjacent bytes of its text as its anchor. One pass
-// looks for every anchor at once, sixteen bytes at a time where the CPU has
-// SSSE3 (as Hyperscan's and ripgrep's "Teddy" does) and byte by byte
-// otherwise, and only a position that holds an anchor is compared with the
-// markers in full. Anchors rare in the text make the scan seldom stop.
+// looks for every anchor at once, thirty-two bytes at a time where the CPU
+// has AVX2 and sixteen where it has SSSE3 (as Hyperscan's and ripgrep's
+// "Teddy" does), byte by byte otherwise, and only a position that holds an
+// anchor is compared with the markers in full. Anchors rare in the text make the scan seldom stop.
 #pragma once
 
 #include <array>
@@ -28,11 +28,16 @@ class MarkerScanner {
   // REQUIRES: anchor + 2 <= text.size() for every marker; `markers` outlives
   // the scanner.
   constexpr explicit MarkerScanner(std::span<const ScanMarker> markers) : markers_(markers) {
-    // Distinct anchors in marker order, each with a bucket bit; a ninth
-    // distinct anchor shares the first one's bucket, and so on. A bucket that
-    // holds two anchors also passes their nibbles' mixtures, which the full
-    // comparison then rejects.
+    // Distinct anchors in marker order, each with a bucket bit. The first
+    // eight have a bucket each; a ninth and later one joins the bucket where
+    // it adds the fewest byte pairs that are no anchor: a bucket passes every
+    // mixture of its anchors' nibbles, which the full comparison then
+    // rejects, at a cost per position. ("bw" joins "dw", which passes exactly
+    // those two; first come first served once put "bw" with "y=", whose
+    // mixture "r=" is in one line of five of a GPU node's log: "idVendor=",
+    // "major=".)
     std::array<unsigned, 64> seen{};  // past 64 distinct anchors, buckets are only shared more
+    std::array<int, 8> anchors_in{};  // distinct anchors per bucket
     std::size_t distinct = 0;
     for (const ScanMarker& marker : markers_) {
       const unsigned char first = anchor_byte(marker, 0);
@@ -43,8 +48,20 @@ class MarkerScanner {
       for (std::size_t i = 0; i < distinct && i < seen.size(); ++i) known = known || seen[i] == key;
       if (known) continue;
       if (distinct < seen.size()) seen[distinct] = key;
-      const auto bit = static_cast<std::uint8_t>(1U << (distinct % 8));
+      std::size_t bucket = distinct;
+      if (distinct >= 8) {
+        int fewest = -1;
+        for (std::size_t b = 0; b < 8; ++b) {
+          const int extra = mixtures_with(b, first, second) - (anchors_in[b] + 1);
+          if (fewest < 0 || extra < fewest) {
+            fewest = extra;
+            bucket = b;
+          }
+        }
+      }
       ++distinct;
+      ++anchors_in[bucket];
+      const auto bit = static_cast<std::uint8_t>(1U << bucket);
       nibbles_.first_low[first & 15U] |= bit;
       nibbles_.first_high[first >> 4U] |= bit;
       nibbles_.second_low[second & 15U] |= bit;
@@ -71,9 +88,18 @@ class MarkerScanner {
   static constexpr unsigned anchor_key(unsigned char first, unsigned char second) {
     return unsigned{first} << 8 | second;
   }
+  // The byte pairs bucket `bucket` would pass with the anchor (first,
+  // second) added: the product of the nibbles it would hold at each place.
+  [[nodiscard]] constexpr int mixtures_with(std::size_t bucket, unsigned char first, unsigned char second) const {
+    const auto count = [bucket](const std::array<std::uint8_t, 16>& table, unsigned nibble) {
+      int n = 0;
+      for (unsigned i = 0; i < 16; ++i) n += (i == nibble || ((table[i] >> bucket) & 1U) != 0) ? 1 : 0;
+      return n;
+    };
+    return count(nibbles_.first_low, first & 15U) * count(nibbles_.first_high, first >> 4U) *
+           count(nibbles_.second_low, second & 15U) * count(nibbles_.second_high, second >> 4U);
+  }
 
-  // The first anchor at or after `from`, or `size`.
-  [[nodiscard]] std::size_t next_anchor(const unsigned char* bytes, std::size_t size, std::size_t from) const;
   // True when a marker whose anchor sits at `at` is there in full.
   [[nodiscard]] bool marker_at(std::string_view text, std::size_t at) const;
 
