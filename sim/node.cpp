@@ -101,6 +101,16 @@ void write_register(const fs::path& dir, std::uint16_t offset, std::uint16_t val
   if (out.seekp(offset)) out.write(reinterpret_cast<const char*>(bytes), 2);
 }
 
+// Replaces `file`'s content at once, as a sysfs read sees an attribute:
+// written beside it and renamed over it, so a reader never opens it empty or
+// half written (pcieval's sampler reads these files while the node writes).
+void replace_file(const fs::path& file, const std::string& text) {
+  const fs::path scratch = file.parent_path() / ("." + file.filename().string() + ".new");
+  std::ofstream(scratch, std::ios::trunc) << text;
+  std::error_code code;
+  fs::rename(scratch, file, code);
+}
+
 // Link Status with its current speed (bits 3:0) and width (bits 9:4) set to
 // `link`, its other bits kept.
 std::uint16_t link_status_of(std::uint16_t status, const LinkState& link) {
@@ -529,8 +539,8 @@ void Node::write_link_locked(int ordinal) {
   std::vector<fs::path> ends{own.dir};
   if (own.upstream_dir) ends.push_back(*own.upstream_dir);
   for (const fs::path& dir : ends) {
-    std::ofstream(dir / "current_link_speed", std::ios::trunc) << sysfs_speed_text(link.gen);
-    std::ofstream(dir / "current_link_width", std::ios::trunc) << link.width << "\n";
+    replace_file(dir / "current_link_speed", sysfs_speed_text(link.gen));
+    replace_file(dir / "current_link_width", std::to_string(link.width) + "\n");
   }
   // And Link Status in config space, which `pcieval retrain` reads.
   const std::pair<fs::path, std::uint16_t> configs[] = {
