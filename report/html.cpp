@@ -87,8 +87,18 @@ std::string verdict_section(const Results& results) {
          escape(results.evidence.host.kernel) + " &middot; " + escape(results.tool.name) + " " +
          escape(results.tool.version);
   if (results.evidence.probe_settings) out += " &middot; probes " + escape(results.evidence.probe_settings->mode);
-  out +=
-      " &middot; GPUs read " + std::string(results.evidence.gpus_under_load ? "under load" : "without load") + "</p>\n";
+  // A live check reads the links at discovery, with the GPUs idle, and again
+  // while they copy (link_samples): the verdicts rest on the second.
+  const auto& samples = results.evidence.link_samples;
+  const bool sampled_under_load =
+      std::any_of(samples.begin(), samples.end(), [](const LinkSample& sample) { return sample.under_load; });
+  out += " &middot; ";
+  if (sampled_under_load) {
+    out += "links sampled under load";
+  } else {
+    out += "GPUs read " + std::string(results.evidence.gpus_under_load ? "under load" : "without load");
+  }
+  out += "</p>\n";
   out += "<p class=\"meta\">" + std::to_string(results.verdicts.size()) + " verdicts";
   for (const auto& [status, count] : by_status) out += ", " + std::to_string(count) + " " + escape(status);
   out += "</p>\n</section>\n";

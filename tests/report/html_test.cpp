@@ -186,6 +186,20 @@ TEST(HtmlTest, TopologyColoursEachLinkByItsState) {
   EXPECT_THAT(topology, HasSubstr("not judged"));
 }
 
+TEST(HtmlTest, TheHeaderSaysTheLinksWereSampledUnderLoadWhenTheyWere) {
+  Results results = testing::hgx_spr_results();
+  results.evidence.gpus_under_load = false;  // discovery read the GPUs idle
+  results.evidence.link_samples.clear();
+  EXPECT_THAT(section(render_html(results), "verdict"), HasSubstr("GPUs read without load"));
+  LinkSample sample;
+  sample.port = *parse_pci_address("0000:17:00.0");
+  sample.under_load = true;
+  results.evidence.link_samples.push_back(sample);
+  const std::string verdict = section(render_html(results), "verdict");
+  EXPECT_THAT(verdict, HasSubstr("links sampled under load"));
+  EXPECT_THAT(verdict, Not(HasSubstr("without load")));
+}
+
 TEST(HtmlTest, ALinkReadUnderLoadIsShownAsTheVerdictReadsIt) {
   const std::vector<LoadedLink> loaded{{*parse_pci_address("0000:17:00.0"), LinkState{PcieGen::kGen5, 8}}};
   const std::string html = render_html(testing::hgx_spr_results(), {}, loaded);
