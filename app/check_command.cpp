@@ -56,11 +56,9 @@ int run_check(const CheckOptions& given) {
   // First, before any thread starts: the simulator is chosen by setenv.
   std::unique_ptr<SimulatedNode> simulated;
   if (options.simulate) {
-    if (options.sources.sysfs_root != "/sys" || options.sources.topology_xml) {
-      print_error("--simulate reads the scenario's machine: it takes no --sysfs-root or --topology-xml");
-      return kExitUsage;
-    }
-    auto prepared = SimulatedNode::prepare(*options.simulate);
+    auto prepared = SimulatedNode::prepare_instead_of(
+        *options.simulate, options.sources.sysfs_root != "/sys" || options.sources.topology_xml.has_value(),
+        "--sysfs-root or --topology-xml");
     if (!prepared) {
       print_error(prepared.error().message);
       return kExitUsage;

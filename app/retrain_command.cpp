@@ -181,11 +181,7 @@ int run_retrain(const RetrainCommandOptions& given) {
   // scratch tree is this process's to write, so no root is needed.
   std::unique_ptr<SimulatedNode> simulated;
   if (options.simulate) {
-    if (options.sysfs_root != "/sys") {
-      print_error("--simulate reads the scenario's machine: it takes no --sysfs-root");
-      return kExitUsage;
-    }
-    auto prepared = SimulatedNode::prepare(*options.simulate);
+    auto prepared = SimulatedNode::prepare_instead_of(*options.simulate, options.sysfs_root != "/sys", "--sysfs-root");
     if (!prepared) {
       print_error(prepared.error().message);
       return kExitUsage;

@@ -38,6 +38,15 @@ fs::path simulator_directory() {
   return has_simulator(beside) ? beside : fs::path();
 }
 
+Result<std::unique_ptr<SimulatedNode>> SimulatedNode::prepare_instead_of(const std::string& scenario_file,
+                                                                         bool machine_given,
+                                                                         std::string_view machine_flags) {
+  if (machine_given) {
+    return make_error("--simulate reads the scenario's machine: it takes no " + std::string(machine_flags));
+  }
+  return prepare(scenario_file);
+}
+
 Result<std::unique_ptr<SimulatedNode>> SimulatedNode::prepare(const std::string& scenario_file) {
   auto scenario = sim::load_scenario(scenario_file);
   if (!scenario) return make_error("--simulate: " + scenario.error().message);

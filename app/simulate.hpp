@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "app/commands.hpp"
 #include "model/evidence.hpp"
@@ -32,6 +33,12 @@ class SimulatedNode {
   // PCIEVAL_SIM_SYSFS at the simulator. Call before any thread starts
   // (setenv).
   [[nodiscard]] static Result<std::unique_ptr<SimulatedNode>> prepare(const std::string& scenario_file);
+  // prepare() for a command that can also read a machine given by
+  // `machine_flags`: refused when `machine_given`, since the scenario brings
+  // its own.
+  [[nodiscard]] static Result<std::unique_ptr<SimulatedNode>> prepare_instead_of(const std::string& scenario_file,
+                                                                                 bool machine_given,
+                                                                                 std::string_view machine_flags);
 
   // Where to read the machine from: the scratch tree and the scenario's
   // topology.xml when it has one.

@@ -26,7 +26,7 @@ __attribute__((target("avx2"))) std::size_t sum_of_lanes(__m256i passed) {
 // start of the first unstamped line, or text.size() with `at` where the
 // blocks ended.
 __attribute__((target("avx2"))) std::size_t next_unstamped_avx2(std::string_view text, std::size_t& at,
-                                                                 std::size_t& lines) {
+                                                                std::size_t& lines) {
   const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
   const __m256i newline = _mm256_set1_epi8('\n');
   const __m256i bracket = _mm256_set1_epi8('[');

@@ -30,20 +30,13 @@ const std::string kJournalIsoAlone = capture("journal_iso_genoa_h100_isolated_co
 const std::string kLspciTree = capture("lspci_tv_tree_wrx80_2gpu.txt");
 const std::string kLspciList = capture("lspci_nn_list_wrx80_2gpu.txt");
 
-const json* pasted_verdict(const json& document, const std::string& subject, const std::string& code) {
-  for (const json& v : document["verdicts"]) {
-    if (v["subject"] == subject && v["code"] == code) return &v;
-  }
-  return nullptr;
-}
-
 using DiagnoseQuotedPastesTest = DiagnoseRunner;
 
 TEST_F(DiagnoseQuotedPastesTest, ThreeLineFellOffTheBusFailsTheGpu) {
   const auto [exit_code, document] = diagnose({kFellOffThreeLines});
   EXPECT_EQ(exit_code, 1);
   EXPECT_THAT(verdicts_of(document), ElementsAre("0000:b3:00.0 link_errors gpu_fell_off_bus"));
-  const json* verdict = pasted_verdict(document, "0000:b3:00.0", "gpu_fell_off_bus");
+  const json* verdict = verdict_for(document, "0000:b3:00.0", "gpu_fell_off_bus");
   ASSERT_NE(verdict, nullptr);
   // No Xid was logged: the reason does not claim one.
   EXPECT_THAT((*verdict)["reason"].get<std::string>(), Not(HasSubstr("Xid")));
@@ -58,7 +51,7 @@ TEST_F(DiagnoseQuotedPastesTest, KernelLinesQuotedInABugReportFailTheGpu) {
 TEST_F(DiagnoseQuotedPastesTest, MailWrappedLimitIsInconclusiveNamingTheRootPort) {
   const auto [exit_code, document] = diagnose({kMailWrapped});
   EXPECT_EQ(exit_code, 3);
-  const json* idle = pasted_verdict(document, "0000:0a:00.0", "gpu_link_speed_idle");
+  const json* idle = verdict_for(document, "0000:0a:00.0", "gpu_link_speed_idle");
   ASSERT_NE(idle, nullptr) << document["verdicts"].dump();
   EXPECT_THAT((*idle)["reason"].get<std::string>(), HasSubstr("at 0000:00:03.1"));
   // The enumeration lines say 0a:00.0 is a GPU and 00:03.1 a root port.

@@ -35,6 +35,15 @@ inline std::vector<std::string> verdicts_of(const nlohmann::json& document) {
   return out;
 }
 
+// The verdict of `subject` with reason `code`, or nullptr.
+inline const nlohmann::json* verdict_for(const nlohmann::json& document, const std::string& subject,
+                                         const std::string& code) {
+  for (const nlohmann::json& v : document["verdicts"]) {
+    if (v["subject"] == subject && v["code"] == code) return &v;
+  }
+  return nullptr;
+}
+
 class DiagnoseRunner : public ScratchDirTest {
  protected:
   // Runs `diagnose -q <files> -o out.json`, checks that it printed nothing and

@@ -217,13 +217,6 @@ std::size_t line_in(const std::string& file, const std::string& marker) {
   return 0;
 }
 
-const json* verdict_for(const json& document, const std::string& subject, const std::string& code) {
-  for (const json& v : document["verdicts"]) {
-    if (v["subject"] == subject && v["code"] == code) return &v;
-  }
-  return nullptr;
-}
-
 TEST_F(DiagnoseTest, BusyNvidiaSmiTurnsIdleLinksIntoVerdicts) {
   // lspci alone: four idle GPUs, inconclusive. With nvidia-smi captured under
   // load: three pass, c1:00.0 trained at Gen3 of Gen4 is a downgrade.
