@@ -10,6 +10,7 @@
 
 #include "model/link.hpp"
 #include "model/pci_address.hpp"
+#include "model/port_settings.hpp"
 #include "model/result.hpp"
 
 namespace pcieval {
@@ -67,6 +68,9 @@ struct PciFunction {
   // (conventional PCI, root-complex integrated endpoints, VMs' virtio).
   std::optional<PortLinkReading> link;
   AerReadings aer;
+  // Schema 1.7. The device's IOMMU group; nullopt when not read (captured
+  // text, older documents).
+  std::optional<IommuReading> iommu;
 };
 
 }  // namespace pcieval

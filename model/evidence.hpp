@@ -27,6 +27,10 @@ struct HostInfo {
   // reading and measured number is the simulator's model of the scenario's
   // machine, never this host's. False in every other document.
   bool simulated = false;
+  // Schema 1.7. /proc/cmdline: iommu=pt, intel_iommu=, amd_iommu=,
+  // pci=disable_acs_redir=, pcie_aspm= decide how peer traffic is routed.
+  // nullopt when not read.
+  std::optional<std::string> kernel_command_line;
 };
 
 // What hwloc says about one device: its NUMA node, the CPUs near it and the
@@ -109,6 +113,11 @@ struct Evidence {
   // Optional in the document (absent when empty, written within 1.4): the
   // reference copy benchmark's numbers beside pcieval's (check --reference).
   std::vector<ReferenceCopy> reference_copies;
+
+  // Schema 1.7. Whether each GPU may reach each other GPU's memory directly
+  // (NVML's P2P status, CUDA, nvidia-smi topo -p2p, p2pBandwidthLatencyTest),
+  // one entry per ordered pair and capability read.
+  std::vector<PeerStatus> peer_status;
 };
 
 // The record of the device at `address`, or nullptr when the evidence has none.

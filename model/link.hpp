@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "model/port_settings.hpp"
 #include "model/result.hpp"
 
 namespace pcieval {
@@ -69,6 +70,10 @@ struct PortLinkReading {
   Reading<int> max_width = make_error("not read");
   Reading<PcieGen> current_speed = make_error("not read");
   Reading<int> current_width = make_error("not read");
+  // Schema 1.7. The port's payload sizes, ASPM and ACS (issue 28): an error
+  // saying why when they were not read (kSettingsNeedRoot for an
+  // unprivileged live read), never a guess that they are off.
+  Reading<PortSettings> settings = make_error("not read");
 
   // A port whose four readings all succeeded.
   [[nodiscard]] static PortLinkReading known(const LinkState& capable, const LinkState& negotiated);

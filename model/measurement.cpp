@@ -13,10 +13,11 @@
 namespace pcieval {
 namespace {
 
-constexpr EnumNames<Direction, 4> kDirectionNames{{{Direction::kHostToDevice, "h2d"},
+constexpr EnumNames<Direction, 5> kDirectionNames{{{Direction::kHostToDevice, "h2d"},
                                                    {Direction::kDeviceToHost, "d2h"},
                                                    {Direction::kHostToHost, "h2h"},
-                                                   {Direction::kAllReduce, "all_reduce"}}};
+                                                   {Direction::kAllReduce, "all_reduce"},
+                                                   {Direction::kDeviceToDevice, "d2d"}}};
 constexpr EnumNames<CopyMethod, 4> kMethodNames{{{CopyMethod::kCopyEngine, "ce"},
                                                  {CopyMethod::kSmKernel, "sm"},
                                                  {CopyMethod::kCpuThreads, "cpu"},

@@ -24,6 +24,10 @@ enum class Direction {
   // "all_reduce": an all-reduce across GPUs; bytes go every way at once, and
   // the number follows nccl-tests' bus bandwidth convention.
   kAllReduce,
+  // "d2d" (schema 1.7): one GPU's memory to another's over PCIe, peer to peer;
+  // gpus[0] is the GPU whose engine or SMs moved the bytes, gpus[1] its peer;
+  // the probe key says whether gpus[0] wrote to the peer or read from it.
+  kDeviceToDevice,
 };
 
 // What moved the bytes.

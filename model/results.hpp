@@ -12,7 +12,7 @@ namespace pcieval {
 
 // Bump rules: MAJOR when a field is removed, renamed or changes meaning;
 // MINOR when a field is added. Keep results_schema/ in step.
-inline constexpr const char* kResultsSchemaVersion = "1.6.0";
+inline constexpr const char* kResultsSchemaVersion = "1.7.0";
 
 struct ToolInfo {
   std::string name = "pcieval";

@@ -46,6 +46,40 @@ struct ProbeThresholds {
   std::optional<double> warn_fraction;
 };
 
+// What a finding about a path's settings does to the node (issue 28): fails
+// it (status misconfigured, exit 1), leaves it inconclusive, or passes with a
+// warning code (as bandwidth_in_warning_band does). "fail", "inconclusive",
+// "warn".
+enum class SettingSeverity { kFail, kInconclusive, kWarn };
+
+// The path-settings rules' severities, and the floor for peer traffic that
+// crosses the root complex by design. Node-wide: read from `defaults` only.
+struct PathSettingThresholds {
+  // ACS redirect on a switch port between two GPUs sends their peer traffic
+  // through the root complex: NCCL at a fraction of its rate or hung (NCCL's
+  // troubleshooting guide). On a bare-metal GPU node that is a fault; a
+  // virtualisation host that keeps ACS on to isolate passed-through GPUs says
+  // "warn" or "inconclusive" in its profile.
+  SettingSeverity acs_redirect = SettingSeverity::kFail;
+  // A path programmed at 128 bytes where every hop supports 256 or more
+  // costs ~7 % of a link's budget (PCIE-FACTS 2.3), which the budget now
+  // charges; many healthy hosts ship so. A warning.
+  SettingSeverity payload_below_supported = SettingSeverity::kWarn;
+  // A device programmed larger than the port above it sends TLPs the port
+  // must reject as malformed: a fault.
+  SettingSeverity payload_above_port = SettingSeverity::kFail;
+  // ASPM on a GPU's link is the trigger for the retrain-on-wake the mission
+  // names; under load the link stays in L0, so it warns by default.
+  SettingSeverity aspm_enabled = SettingSeverity::kWarn;
+  // DMA through IOMMU translation (not iommu=pt) can slow or block peer
+  // traffic; it is a choice (security, VMs), so it warns by default.
+  SettingSeverity iommu_translated = SettingSeverity::kWarn;
+  // Peer copies between GPUs whose traffic crosses the root complex by
+  // design (different root ports or sockets) are judged against this floor
+  // in GB/s when set; unset, they are reported and not judged.
+  std::optional<double> cross_root_peer_floor_gbps;
+};
+
 // The tunable numbers of every rule.
 struct ThresholdSet {
   BandwidthThresholds bandwidth;
@@ -69,6 +103,8 @@ struct ThresholdSet {
   // is held to (and its budget computed from), said in a note. false: such a
   // link is inconclusive instead. Node-wide: read from `defaults` only.
   bool assume_full_link_behind_virtual_port = true;
+  // Schema 1.7.
+  PathSettingThresholds path_settings;
 };
 
 // Which GPUs an override applies to: every given field must match.

@@ -7,17 +7,18 @@
 namespace pcieval {
 namespace {
 
-constexpr EnumNames<VerdictStatus, 6> kVerdictStatusNames{{{VerdictStatus::kPass, "pass"},
+constexpr EnumNames<VerdictStatus, 7> kVerdictStatusNames{{{VerdictStatus::kPass, "pass"},
                                                            {VerdictStatus::kLinkDowngraded, "link_downgraded"},
                                                            {VerdictStatus::kBandwidthLow, "bandwidth_low"},
                                                            {VerdictStatus::kLinkErrors, "link_errors"},
                                                            {VerdictStatus::kMissing, "missing"},
-                                                           {VerdictStatus::kInconclusive, "inconclusive"}}};
+                                                           {VerdictStatus::kInconclusive, "inconclusive"},
+                                                           {VerdictStatus::kMisconfigured, "misconfigured"}}};
 static_assert(names_every_value_in_order(kVerdictStatusNames));
 
 // Codes are appended, never removed, so they run from 0 without a gap: a
 // code appended to verdict.hpp is appended here, and becomes the last below.
-constexpr EnumNames<ReasonCode, 32> kReasonCodeNames{{
+constexpr EnumNames<ReasonCode, 44> kReasonCodeNames{{
     {ReasonCode::kLinkAtExpectedState, "link_at_expected_state"},
     {ReasonCode::kLinkSpeedBelowExpected, "link_speed_below_expected"},
     {ReasonCode::kLinkWidthBelowExpected, "link_width_below_expected"},
@@ -50,9 +51,21 @@ constexpr EnumNames<ReasonCode, 32> kReasonCodeNames{{
     {ReasonCode::kCorrectableErrorBurstLogged, "correctable_error_burst_logged"},
     {ReasonCode::kCorrectableErrorsWithinSpecRate, "correctable_errors_within_spec_rate"},
     {ReasonCode::kCorrectableErrorRateUnknown, "correctable_error_rate_unknown"},
+    {ReasonCode::kAcsRedirectsPeerTraffic, "acs_redirects_peer_traffic"},
+    {ReasonCode::kPayloadBelowSupported, "payload_below_supported"},
+    {ReasonCode::kPayloadAbovePort, "payload_above_port"},
+    {ReasonCode::kAspmEnabled, "aspm_enabled"},
+    {ReasonCode::kIommuTranslated, "iommu_translated"},
+    {ReasonCode::kPathSettingsAsExpected, "path_settings_as_expected"},
+    {ReasonCode::kPathSettingsNotRead, "path_settings_not_read"},
+    {ReasonCode::kPeerBandwidthAtBudget, "peer_bandwidth_at_budget"},
+    {ReasonCode::kPeerBandwidthBelowBudget, "peer_bandwidth_below_budget"},
+    {ReasonCode::kPeerSlowerThanHostStaged, "peer_slower_than_host_staged"},
+    {ReasonCode::kPeerAccessUnavailable, "peer_access_unavailable"},
+    {ReasonCode::kPeerBandwidthBelowFloor, "peer_bandwidth_below_floor"},
 }};
 static_assert(names_every_value_in_order(kReasonCodeNames) &&
-              kReasonCodeNames.size() == static_cast<std::size_t>(ReasonCode::kCorrectableErrorRateUnknown) + 1);
+              kReasonCodeNames.size() == static_cast<std::size_t>(ReasonCode::kPeerBandwidthBelowFloor) + 1);
 
 constexpr EnumNames<Overall, 3> kOverallNames{
     {{Overall::kPass, "pass"}, {Overall::kFail, "fail"}, {Overall::kInconclusive, "inconclusive"}}};
@@ -64,7 +77,8 @@ std::string_view to_string(VerdictStatus status) { return name_of(kVerdictStatus
 
 bool is_failing(VerdictStatus status) {
   return status == VerdictStatus::kLinkDowngraded || status == VerdictStatus::kBandwidthLow ||
-         status == VerdictStatus::kLinkErrors || status == VerdictStatus::kMissing;
+         status == VerdictStatus::kLinkErrors || status == VerdictStatus::kMissing ||
+         status == VerdictStatus::kMisconfigured;
 }
 
 std::string_view to_string(ReasonCode code) {

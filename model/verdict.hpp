@@ -10,7 +10,7 @@
 
 namespace pcieval {
 
-// The six outcomes of DESIGN.md.
+// The outcomes of DESIGN.md.
 enum class VerdictStatus {
   kPass,
   kLinkDowngraded,
@@ -18,6 +18,10 @@ enum class VerdictStatus {
   kLinkErrors,
   kMissing,
   kInconclusive,
+  // Schema 1.7 (issue 28), failing: a setting on the path (ACS redirect on a
+  // switch port, a payload size, ASPM, IOMMU translation) reroutes or slows
+  // traffic on links that trained at full Gen and width. "misconfigured".
+  kMisconfigured,
 };
 
 [[nodiscard]] std::string_view to_string(VerdictStatus status);
@@ -64,6 +68,26 @@ enum class ReasonCode {
                                      // errors on one device, time-stamped, never faster than the spec allows
   kCorrectableErrorRateUnknown,      // "correctable_error_rate_unknown": correctable errors whose rate the log
                                      // cannot give (lines without time stamps, a Gen6+ link)
+  // Schema 1.7 (issue 28): the settings on a path, and traffic between GPUs.
+  kAcsRedirectsPeerTraffic,   // "acs_redirects_peer_traffic": ACS request/completion redirect on a switch port that
+                              // a GPU pair's peer traffic crosses: it goes up through the root complex
+  kPayloadBelowSupported,     // "payload_below_supported": Max_Payload_Size programmed below what every hop of the
+                              // path supports
+  kPayloadAbovePort,          // "payload_above_port": a device programmed with a larger Max_Payload_Size than the
+                              // port above it (malformed-TLP risk)
+  kAspmEnabled,               // "aspm_enabled": ASPM L0s or L1 enabled on a link a GPU's traffic crosses
+  kIommuTranslated,           // "iommu_translated": the GPUs' DMA goes through IOMMU translation (not iommu=pt)
+  kPathSettingsAsExpected,    // "path_settings_as_expected" (a pass): payload, ASPM and ACS on the path read and
+                              // none costs bandwidth or reroutes peer traffic
+  kPathSettingsNotRead,       // "path_settings_not_read": config space was not readable (needs root, a capture
+                              // without the registers) where peer routing was asked to be judged
+  kPeerBandwidthAtBudget,     // "peer_bandwidth_at_budget" (a pass): a GPU pair's peer copies within its path's budget
+  kPeerBandwidthBelowBudget,  // "peer_bandwidth_below_budget": a GPU pair's peer copies below the floor of its budget
+  kPeerSlowerThanHostStaged,  // "peer_slower_than_host_staged": peer copies slower than the same copy staged through
+                              // host memory: a routing fault whatever the link
+  kPeerAccessUnavailable,     // "peer_access_unavailable": a GPU pair that shares a switch without peer access
+  kPeerBandwidthBelowFloor,   // "peer_bandwidth_below_floor": a pair whose traffic crosses the root complex by
+                              // design, below the site profile's floor for such pairs
 };
 
 // The code's stable name; "" for a value that is not a code.

@@ -18,7 +18,8 @@ inline constexpr std::array kKinds = {DeviceKind::kGpu, DeviceKind::kNic, Device
 inline constexpr std::array kPositions = {LinkPosition::kDeviceLink, LinkPosition::kUplink};
 inline constexpr std::array kStatuses = {VerdictStatus::kPass,         VerdictStatus::kLinkDowngraded,
                                          VerdictStatus::kBandwidthLow, VerdictStatus::kLinkErrors,
-                                         VerdictStatus::kMissing,      VerdictStatus::kInconclusive};
+                                         VerdictStatus::kMissing,      VerdictStatus::kInconclusive,
+                                         VerdictStatus::kMisconfigured};
 inline constexpr std::array kOveralls = {Overall::kPass, Overall::kFail, Overall::kInconclusive};
 
 }  // namespace pcieval::document_values

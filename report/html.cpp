@@ -342,6 +342,8 @@ std::string_view direction_words(Direction direction) {
       return "device to host";
     case Direction::kAllReduce:
       return "all-reduce (bus bandwidth)";
+    case Direction::kDeviceToDevice:
+      return "device to device (peer)";
     case Direction::kHostToHost:
       break;
   }

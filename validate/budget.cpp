@@ -96,6 +96,11 @@ Result<double> direction_budget_gbps(const LinkBudget& budget, Direction directi
       // Through host memory an all-reduce loads both directions of every
       // GPU's link at once; the slower one bounds it.
       return std::min(budget.read_gbps, budget.write_gbps);
+    case Direction::kDeviceToDevice:
+      // A peer write is a stream of posted writes; a peer read's data comes
+      // back as completions. Which one the probe key says; the slower bounds
+      // either until the rule that knows the key asks for its own.
+      return std::min(budget.read_gbps, budget.write_gbps);
     case Direction::kHostToHost:
       break;
   }
