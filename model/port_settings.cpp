@@ -65,9 +65,13 @@ Result<PeerCapability> peer_capability_from_string(std::string_view text) {
 }
 
 const std::vector<std::string_view>& peer_status_words() {
-  static const std::vector<std::string_view> words = {
-      "ok", "chipset_not_supported", "gpu_not_supported", "topology_not_supported", "disabled_by_regkey",
-      "not_supported", "unknown"};
+  static const std::vector<std::string_view> words = {"ok",
+                                                      "chipset_not_supported",
+                                                      "gpu_not_supported",
+                                                      "topology_not_supported",
+                                                      "disabled_by_regkey",
+                                                      "not_supported",
+                                                      "unknown"};
   return words;
 }
 

@@ -66,8 +66,6 @@ struct PortSettings {
   std::optional<bool> relaxed_ordering;            // DevCtl bit 4
   std::optional<AspmControl> aspm;                 // LnkCtl bits 1:0
   Reading<std::optional<AcsRegisters>> acs = make_error("not read");
-
-  bool operator==(const PortSettings&) const = default;
 };
 
 // The words every settings reading of an unprivileged live read carries:

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "report/detail/profile_json.hpp"
+#include "report/detail/settings_json.hpp"
 #include "report/document_values.hpp"
 #include "report/input_file.hpp"
 #include "report/json_document.hpp"
@@ -29,7 +30,7 @@ using document_values::kOveralls;
 using document_values::kPositions;
 using document_values::kStatuses;
 constexpr std::array kDirections = {Direction::kHostToDevice, Direction::kDeviceToHost, Direction::kHostToHost,
-                                    Direction::kAllReduce};
+                                    Direction::kAllReduce, Direction::kDeviceToDevice};
 constexpr std::array kMethods = {CopyMethod::kCopyEngine, CopyMethod::kSmKernel, CopyMethod::kCpuThreads,
                                  CopyMethod::kNccl};
 constexpr std::array kHostMemories = {HostMemory::kPinned, HostMemory::kPageable};
@@ -266,10 +267,13 @@ DeviceRecord read_device(DocumentReader& in, const Node& node, int minor) {
   // Readings wait for the unknown list (only nvml follows it), so that
   // problems are still reported in document order.
   std::optional<PortFields> own;
+  Reading<PortSettings> own_settings = make_error("not read");
   if (const Node link = in.member(node, "link"); in.object_or_null(link)) {
     own = PortFields{function.bdf, read_state(in, in.member(link, "max")), read_state(in, in.member(link, "current"))};
+    own_settings = settings_json::read_settings(in, link, "");
   }
   std::vector<std::pair<PortFields, PortFields>> ends;
+  std::vector<std::pair<Reading<PortSettings>, Reading<PortSettings>>> end_settings;
   for (const Node& hop : in.items(in.member(node, "path"))) {
     Link link;
     link.downstream = in.address(in.member(hop, "downstream"));
@@ -290,6 +294,8 @@ DeviceRecord read_device(DocumentReader& in, const Node& node, int minor) {
     check_derived_state(in, in.member(hop, "expected"));
     record.path.push_back(std::move(link));
     ends.emplace_back(down, up);
+    end_settings.emplace_back(settings_json::read_settings(in, hop, "downstream_"),
+                              settings_json::read_settings(in, hop, "upstream_"));
   }
   record.locality = read_locality(in, in.member(node, "locality"));
   const Node aer = in.member(node, "aer");
@@ -302,11 +308,17 @@ DeviceRecord read_device(DocumentReader& in, const Node& node, int minor) {
   if (const auto nvml = field_since_1_1(in, node, "nvml", minor)) record.nvml = read_nvml(in, *nvml);
   function.numa_node = sysfs_reading(numa_node, unknown, function.bdf, "numa_node");
   function.local_cpulist = sysfs_reading(cpulist, unknown, function.bdf, "local_cpulist");
-  if (own) function.link = own->resolve(unknown);
+  if (own) {
+    function.link = own->resolve(unknown);
+    function.link->settings = std::move(own_settings);
+  }
   for (std::size_t i = 0; i < ends.size(); ++i) {
     record.path[i].downstream_end = ends[i].first.resolve(unknown);
     record.path[i].upstream_end = ends[i].second.resolve(unknown);
+    record.path[i].downstream_end.settings = std::move(end_settings[i].first);
+    record.path[i].upstream_end.settings = std::move(end_settings[i].second);
   }
+  if (const auto iommu = in.member_if_present(node, "iommu")) function.iommu = settings_json::read_iommu(in, *iommu);
   return record;
 }
 
@@ -585,6 +597,9 @@ Results read_document(DocumentReader& in, const Node& root) {
   if (const auto simulated = in.member_if_present(host, "simulated")) {
     evidence.host.simulated = in.boolean_or_null(*simulated).value_or(false);
   }
+  if (const auto command_line = in.member_if_present(host, "kernel_command_line")) {
+    evidence.host.kernel_command_line = in.text(*command_line);
+  }
   if (const auto hypervisor = in.member_if_present(host, "hypervisor")) {
     evidence.host.hypervisor = in.boolean_or_null(*hypervisor);
   }
@@ -639,6 +654,10 @@ Results read_document(DocumentReader& in, const Node& root) {
   // Optional (written within 1.4 only when check --reference was given).
   if (const auto copies = in.member_if_present(root, "reference_copies")) {
     for (const Node& item : in.items(*copies)) evidence.reference_copies.push_back(read_reference_copy(in, item));
+  }
+  // Optional (written within 1.7 only when peer access was read).
+  if (const auto peers = in.member_if_present(root, "peer_status")) {
+    for (const Node& item : in.items(*peers)) evidence.peer_status.push_back(settings_json::read_peer_status(in, item));
   }
   for (const Node& verdict : in.items(in.member(root, "verdicts")))
     results.verdicts.push_back(read_verdict(in, verdict));

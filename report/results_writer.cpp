@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "report/detail/profile_json.hpp"
+#include "report/detail/settings_json.hpp"
 
 namespace pcieval {
 namespace {
@@ -61,6 +62,8 @@ Json link_json(const Link& link) {
   out["upstream_current"] = link_state_json(link.upstream_end.current_speed, link.upstream_end.current_width);
   out["negotiated"] = link_state_json(link.negotiated());
   out["expected"] = link_state_json(link.expected());
+  settings_json::add_settings(out, "downstream_", link.downstream_end.settings);  // 1.7
+  settings_json::add_settings(out, "upstream_", link.upstream_end.settings);
   return out;
 }
 
@@ -165,6 +168,7 @@ Json device_json(const DeviceRecord& record) {
     own_link = Json::object();
     own_link["max"] = link_state_json(function.link->max_speed, function.link->max_width);
     own_link["current"] = link_state_json(function.link->current_speed, function.link->current_width);
+    settings_json::add_settings(own_link, "", function.link->settings);  // 1.7
     unknown.add_port(function.bdf, *function.link);
   }
 
@@ -191,6 +195,7 @@ Json device_json(const DeviceRecord& record) {
   out["notes"] = Json(record.notes);
   out["unknown"] = unknown.to_json();
   out["nvml"] = nvml_json(record.nvml);
+  if (function.iommu) out["iommu"] = settings_json::iommu_json(*function.iommu);  // 1.7, where read
   return out;
 }
 
@@ -363,6 +368,7 @@ Json host_json(const HostInfo& host) {
   if (host.hypervisor) out["hypervisor"] = *host.hypervisor;
   // Written only when true: every real node's document stays as it was.
   if (host.simulated) out["simulated"] = true;
+  if (host.kernel_command_line) out["kernel_command_line"] = *host.kernel_command_line;  // 1.7
   return out;
 }
 
@@ -439,6 +445,10 @@ std::string results_to_json(const Results& results) {
   // (check --reference), so documents without one are unchanged.
   if (!evidence.reference_copies.empty()) {
     document["reference_copies"] = array_of(evidence.reference_copies, reference_copy_json);
+  }
+  // Optional within 1.7: written only when peer access was read.
+  if (!evidence.peer_status.empty()) {
+    document["peer_status"] = array_of(evidence.peer_status, settings_json::peer_status_json);
   }
   document["verdicts"] = std::move(verdicts);
   document["overall"] = std::string(to_string(results.overall));

@@ -8,7 +8,8 @@ and the pages quoting it showed a result no run gives. Now:
 
 - the node documents (fail-downgraded-h100-spr, pass-1gpu-l40s-genoa,
   pass-no-gpu-epyc-storage) keep their hand-written evidence, modelled on
-  real hardware (results_schema/README.md), and take `tool`, `verdicts`,
+  real hardware (results_schema/README.md), and take `schema_version`,
+  `tool`, `thresholds`, `verdicts`,
   `overall` and `summary` from `pcieval validate EXAMPLE -o TMP`; the note
   validate adds ("re-judged from ...") is left out, so that a second run
   changes nothing;
@@ -40,7 +41,7 @@ SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES_DIR = os.path.join(SOURCE_DIR, "results_schema", "examples")
 NODE_EXAMPLES = ["fail-downgraded-h100-spr.json", "pass-1gpu-l40s-genoa.json", "pass-no-gpu-epyc-storage.json"]
 FLEET_EXAMPLE = "fleet-hgx-a100.json"
-REJUDGED_FIELDS = ["tool", "verdicts", "overall", "summary"]
+REJUDGED_FIELDS = ["schema_version", "tool", "thresholds", "verdicts", "overall", "summary"]
 # The slow GPU of the fleet: node 2 (hgx-a02), GPU index 3 (0000:24:00.0).
 SLOW_GPU = "2:3:22.5"
 WIDTH = 120

@@ -233,7 +233,7 @@ TEST(ResultsReaderTest, ProbeEvidenceProblemsAreNamedByPointer) {
   // Unknown enum values, through the model's parsers.
   EXPECT_EQ(
       with("/measurements/0/direction"_json_pointer, "sideways"),
-      "results.json: /measurements/0/direction: unknown value 'sideways'; expected one of h2d, d2h, h2h, all_reduce");
+      "results.json: /measurements/0/direction: unknown value 'sideways'; expected one of h2d, d2h, h2h, all_reduce, d2d");
   EXPECT_EQ(with("/measurements/0/method"_json_pointer, "dma"),
             "results.json: /measurements/0/method: unknown value 'dma'; expected one of ce, sm, cpu, nccl");
   EXPECT_EQ(with("/measurements/0/host_memory"_json_pointer, "Pinned"),
@@ -428,7 +428,7 @@ TEST(ResultsReaderTest, WrongTypesAreNamedByPointer) {
             "results.json: /devices/0/kind: unknown value 'fpga'; expected one of gpu, nic, nvme, other");
   EXPECT_EQ(with("/verdicts/0/status"_json_pointer, "fine"),
             "results.json: /verdicts/0/status: unknown value 'fine'; expected one of pass, link_downgraded, "
-            "bandwidth_low, link_errors, missing, inconclusive");
+            "bandwidth_low, link_errors, missing, inconclusive, misconfigured");
   EXPECT_EQ(with("/devices/4/locality"_json_pointer, "numa 1"),
             "results.json: /devices/4/locality: expected an object or null");
   EXPECT_EQ(with("/devices"_json_pointer, Json::object()), "results.json: /devices: expected an array");

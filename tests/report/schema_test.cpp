@@ -123,7 +123,7 @@ const Mutation kMutations[] = {
     {"gpus_under_load_as_string", [](Json& d) { d["sources"]["gpus_under_load"] = "no"; }},
     {"verdict_link_without_upstream", [](Json& d) { d["verdicts"][0]["link"].erase("upstream"); }},
     // The measurement engine's fields (1.1).
-    {"version_1_7_of_a_later_schema", [](Json& d) { d["schema_version"] = "1.7.0"; }},
+    {"version_1_8_of_a_later_schema", [](Json& d) { d["schema_version"] = "1.8.0"; }},
     // The probes' GPU faults (1.4).
     {"gpu_fault_without_retired", [](Json& d) { d["probes"][0]["gpu_faults"][0].erase("retired"); }},
     {"gpu_fault_short_bdf", [](Json& d) { d["probes"][0]["gpu_faults"][0]["gpu"] = "ca:00.0"; }},
