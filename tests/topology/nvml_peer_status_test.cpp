@@ -36,7 +36,7 @@ std::vector<std::string> lines(const std::vector<PeerStatus>& statuses) {
   return out;
 }
 
-TEST(PeerStatusWord, FollowsNvmlsEnumOrder) {
+TEST(NvmlPeerStatusWord, FollowsNvmlsEnumOrder) {
   EXPECT_EQ(peer_status_word(kNvmlP2PStatusOk).value(), "ok");
   EXPECT_EQ(peer_status_word(kNvmlP2PStatusChipsetNotSupported).value(), "chipset_not_supported");
   EXPECT_EQ(peer_status_word(kNvmlP2PStatusGpuNotSupported).value(), "gpu_not_supported");

@@ -60,7 +60,7 @@ class ConfigSpace {
   std::vector<std::uint8_t> bytes_;
 };
 
-TEST(PortSettingsDecode, ReadsEveryRegisterField) {
+TEST(PciConfigSettingsDecode, ReadsEveryRegisterField) {
   // DevCap MPS 512 (code 2); DevCtl: RO (bit 4), MPS 128 (7:5 = 0), MRRS
   // 4096 (14:12 = 5), no snoop; LnkCtl ASPM L1 (1:0 = 2) with CommClk.
   const auto config = ConfigSpace().devcap(0x0002).devctl(0x5810).lnkctl(0x0042).with_acs(0x5F, 0x1D);
@@ -78,7 +78,7 @@ TEST(PortSettingsDecode, ReadsEveryRegisterField) {
   EXPECT_TRUE(settings->acs.value()->redirects_peer_traffic());
 }
 
-TEST(PortSettingsDecode, EachPayloadCodeAndEachAspmValue) {
+TEST(PciConfigSettingsDecode, EachPayloadCodeAndEachAspmValue) {
   for (unsigned code = 0; code <= 5; ++code) {
     const auto config =
         ConfigSpace().devcap(code).devctl(static_cast<std::uint16_t>(code << 5 | code << 12)).with_acs(0, 0);
@@ -99,7 +99,7 @@ TEST(PortSettingsDecode, EachPayloadCodeAndEachAspmValue) {
   }
 }
 
-TEST(PortSettingsDecode, ReservedPayloadCodesAreNotGuessed) {
+TEST(PciConfigSettingsDecode, ReservedPayloadCodesAreNotGuessed) {
   // DevCap 6, DevCtl MPS 7 and MRRS 6: reserved encodings.
   const auto settings = parse_port_settings(ConfigSpace().devcap(0x6).devctl(0x60E0).bytes());
   ASSERT_TRUE(settings);
@@ -108,7 +108,7 @@ TEST(PortSettingsDecode, ReservedPayloadCodesAreNotGuessed) {
   EXPECT_EQ(settings->max_read_request_bytes, std::nullopt);
 }
 
-TEST(PortSettingsDecode, AcsOffOnAndAbsent) {
+TEST(PciConfigSettingsDecode, AcsOffOnAndAbsent) {
   const auto off = parse_port_settings(ConfigSpace().with_acs(0x5F, 0).bytes());
   ASSERT_TRUE(off && off->acs && off->acs.value());
   EXPECT_FALSE(off->acs.value()->redirects_peer_traffic());
@@ -131,7 +131,7 @@ TEST(PortSettingsDecode, AcsOffOnAndAbsent) {
   EXPECT_FALSE(all_ones->acs.value().has_value());
 }
 
-TEST(PortSettingsDecode, AcsFoundAfterOtherExtendedCapabilities) {
+TEST(PciConfigSettingsDecode, AcsFoundAfterOtherExtendedCapabilities) {
   auto config = ConfigSpace();
   config.extended(0x100, 0x0001, 0x150);                    // AER
   config.extended(0x150, 0x0019, 0x300);                    // Secondary PCIe
@@ -144,7 +144,7 @@ TEST(PortSettingsDecode, AcsFoundAfterOtherExtendedCapabilities) {
   EXPECT_EQ(settings->acs.value()->control, kAcsRequestRedirect);
 }
 
-TEST(PortSettingsDecode, BrokenExtendedListsAreErrorsNotAbsence) {
+TEST(PciConfigSettingsDecode, BrokenExtendedListsAreErrorsNotAbsence) {
   auto loop = ConfigSpace();
   loop.extended(0x100, 0x0001, 0x148);
   loop.extended(0x148, 0x0019, 0x100);  // back to the start
@@ -174,7 +174,7 @@ TEST(PortSettingsDecode, BrokenExtendedListsAreErrorsNotAbsence) {
   EXPECT_THAT(parse_port_settings(cut.first(0x104))->acs.error().message, HasSubstr("cut off"));
 }
 
-TEST(PortSettingsDecode, SixtyFourBytesNeedRootNeverOff) {
+TEST(PciConfigSettingsDecode, SixtyFourBytesNeedRootNeverOff) {
   const auto config = ConfigSpace().devctl(0x2810).lnkctl(0x0042).with_acs(0x5F, 0x1D);
   const auto settings = parse_port_settings(config.first(64));
   ASSERT_FALSE(settings);
@@ -186,7 +186,7 @@ TEST(PortSettingsDecode, SixtyFourBytesNeedRootNeverOff) {
   EXPECT_NE(short_read.error().message, kSettingsNeedRoot);
 }
 
-TEST(PortSettingsDecode, TwoHundredFiftySixBytesReadTheCapabilityButNotAcs) {
+TEST(PciConfigSettingsDecode, TwoHundredFiftySixBytesReadTheCapabilityButNotAcs) {
   const auto config = ConfigSpace().devcap(0x1).devctl(0x2830).lnkctl(0x0040).with_acs(0x5F, 0x1D);
   const auto settings = parse_port_settings(config.first(256));
   ASSERT_TRUE(settings) << settings.error().message;
@@ -198,7 +198,7 @@ TEST(PortSettingsDecode, TwoHundredFiftySixBytesReadTheCapabilityButNotAcs) {
   EXPECT_THAT(settings->acs.error().message, HasSubstr("extended config space (above 0x100) was not readable"));
 }
 
-TEST(PortSettingsDecode, ADeviceThatDoesNotAnswerOrHasNoPcieCapability) {
+TEST(PciConfigSettingsDecode, ADeviceThatDoesNotAnswerOrHasNoPcieCapability) {
   const std::vector<std::uint8_t> gone(4096, 0xFF);
   EXPECT_THAT(parse_port_settings(gone).error().message, HasSubstr("0xffff"));
   auto no_pcie = ConfigSpace();
