@@ -266,7 +266,7 @@ Reading<PortSettings> read_settings(const AttributeDirectory& dir) {
 // its DMA is translated. No link: the device has no group, the IOMMU is off
 // for it. nullopt (with a note) when the link is there but cannot be read.
 std::optional<IommuReading> read_iommu(const AttributeDirectory& dir, const fs::path& sysfs_root,
-                                       SysfsReadProgress* progress, std::vector<std::string>& notes) {
+                                       std::vector<std::string>& notes) {
   constexpr std::string_view kGroupLink = "iommu_group";
   FileRead link = dir.read_link(kGroupLink);
   if (link.error == ENOENT) return IommuReading{};
@@ -283,7 +283,10 @@ std::optional<IommuReading> read_iommu(const AttributeDirectory& dir, const fs::
   }
   IommuReading reading;
   reading.group = *group;
-  const AttributeDirectory group_dir(sysfs_root / "kernel" / "iommu_groups" / name, progress);
+  // The group's files are the kernel's own, not a device's registers: no read
+  // of them waits on hardware, so they are not tracked for the hang report
+  // (which names files of the function's directory).
+  const AttributeDirectory group_dir(sysfs_root / "kernel" / "iommu_groups" / name);
   constexpr std::string_view kType = "type";
   FileRead type = group_dir.read(kType);
   if (type.error == ENOENT) return reading;  // kernels before 5.11 have no type file
@@ -382,7 +385,7 @@ PciFunction read_function(const fs::path& sysfs_root, const fs::path& path, cons
 
   function.link = read_link(dir);
   if (function.link) function.link->settings = read_settings(dir);
-  function.iommu = read_iommu(dir, sysfs_root, progress, notes);
+  function.iommu = read_iommu(dir, sysfs_root, notes);
   function.is_virtual_function = dir.has_entry("physfn");
   function.aer.correctable = read_aer(dir, "aer_dev_correctable", notes);
   function.aer.fatal = read_aer(dir, "aer_dev_fatal", notes);
