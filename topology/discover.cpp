@@ -50,6 +50,16 @@ void compare_with_hwloc(const std::vector<PciFunction>& functions, const PciFunc
   }
 }
 
+// A /proc file's text, or nullopt when it cannot be opened (a fixture or
+// captured tree without it).
+std::optional<std::string> read_small_file(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 }  // namespace
 
 HostInfo read_host_info() {
@@ -90,6 +100,12 @@ std::optional<bool> cpuinfo_hypervisor_flag(std::string_view cpuinfo) {
   return false;
 }
 
+std::string kernel_command_line(std::string_view cmdline) {
+  // One line, ending in a newline; some boot loaders leave a trailing space.
+  const auto end = cmdline.find_last_not_of(" \t\r\n");
+  return std::string(end == std::string_view::npos ? std::string_view{} : cmdline.substr(0, end + 1));
+}
+
 Result<Evidence> discover(const DiscoveryOptions& options) {
   SysfsNotes sysfs_notes;
   auto read = read_pci_functions(options.sysfs_root, &sysfs_notes, options.sysfs_read);
@@ -101,11 +117,10 @@ Result<Evidence> discover(const DiscoveryOptions& options) {
   {
     fs::path root = options.sysfs_root.lexically_normal();
     if (!root.has_filename()) root = root.parent_path();  // "/sys/"
-    std::ifstream cpuinfo(root.parent_path() / "proc" / "cpuinfo");
-    if (cpuinfo) {
-      std::ostringstream text;
-      text << cpuinfo.rdbuf();
-      evidence.host.hypervisor = cpuinfo_hypervisor_flag(text.str());
+    const fs::path proc = root.parent_path() / "proc";
+    if (auto cpuinfo = read_small_file(proc / "cpuinfo")) evidence.host.hypervisor = cpuinfo_hypervisor_flag(*cpuinfo);
+    if (auto cmdline = read_small_file(proc / "cmdline")) {
+      evidence.host.kernel_command_line = kernel_command_line(*cmdline);
     }
   }
   evidence.sysfs_root = options.sysfs_root.string();

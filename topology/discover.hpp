@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "model/evidence.hpp"
@@ -30,6 +31,10 @@ struct DiscoveryOptions {
 // architecture, or not cpuinfo at all): unknown, not "bare metal".
 [[nodiscard]] std::optional<bool> cpuinfo_hypervisor_flag(std::string_view cpuinfo);
 
+// /proc/cmdline's text as HostInfo::kernel_command_line keeps it: without the
+// trailing newline and blanks.
+[[nodiscard]] std::string kernel_command_line(std::string_view cmdline);
+
 // Reads every PCI function, infers port roles and builds one DeviceRecord per
 // non-bridge function (ordered by address) with its path and locality.
 //
@@ -40,7 +45,9 @@ struct DiscoveryOptions {
 // topology would not describe it; a note says so.
 //
 // host.hypervisor is read from proc/cpuinfo beside the sysfs root
-// (/proc/cpuinfo for /sys; a fixture's NAME/proc/cpuinfo for NAME/sys).
+// (/proc/cpuinfo for /sys; a fixture's NAME/proc/cpuinfo for NAME/sys), and
+// host.kernel_command_line from proc/cmdline beside it; each stays nullopt
+// where the file is absent.
 //
 // Device notes record where hwloc and sysfs disagree: a different bridge chain
 // above the device, or a different NUMA node.

@@ -37,6 +37,14 @@ Result<PciAddress> parse_nvml_bus_id(std::string_view bus_id) {
   return address;
 }
 
+Result<std::string> peer_status_word(int nvml_status) {
+  const auto& words = peer_status_words();
+  if (nvml_status < 0 || static_cast<std::size_t>(nvml_status) >= words.size()) {
+    return make_error("nvmlGpuP2PStatus " + std::to_string(nvml_status) + " is not a status NVML defines");
+  }
+  return std::string(words[static_cast<std::size_t>(nvml_status)]);
+}
+
 // --- NvmlReader
 
 namespace {
@@ -347,6 +355,80 @@ NvmlCurrentLink NvmlReader::read_current_link(NvmlDevice device) const noexcept 
     return NvmlCurrentLink{};
   }
   return link;
+}
+
+std::vector<PeerStatus> NvmlReader::read_peer_status(const std::vector<PciAddress>& gpus,
+                                                     std::vector<std::string>* notes) const {
+  std::vector<PeerStatus> statuses;
+  const auto note = [notes](std::string text) {
+    if (notes != nullptr) notes->push_back(std::move(text));
+  };
+  const auto get = state_->api.device_get_p2p_status;
+  if (get == nullptr) {
+    note("nvmlDeviceGetP2PStatus: not exported by this driver: GPU peer-to-peer status not read");
+    return statuses;
+  }
+  std::vector<std::pair<PciAddress, NvmlDevice>> handles;
+  for (const PciAddress& gpu : gpus) {
+    auto found = find_gpu(gpu);
+    if (!found) {
+      note("nvmlDeviceGetP2PStatus: peer status of " + to_string(gpu) + " not read: " + found.error().message);
+      continue;
+    }
+    handles.emplace_back(gpu, found.value());
+  }
+
+  // A driver that refuses the call refuses it for every pair: one note per
+  // answer, with how many pairs gave it, rather than one per pair.
+  struct Refusals {
+    int count = 0;
+    std::string first;
+  };
+  std::map<std::string, Refusals> refused;
+  int asked = 0;
+  constexpr std::array<std::pair<NvmlP2PCapsIndex, PeerCapability>, 2> kCapabilities = {{
+      {NvmlP2PCapsIndex::kRead, PeerCapability::kRead},
+      {NvmlP2PCapsIndex::kWrite, PeerCapability::kWrite},
+  }};
+  for (const auto& [gpu, device] : handles) {
+    for (const auto& [peer, peer_device] : handles) {
+      if (gpu == peer) continue;
+      for (const auto& [index, capability] : kCapabilities) {
+        // A GPU given up on is not handed to NVML again, on either side.
+        if (state_->refusal(gpu) || state_->refusal(peer)) continue;
+        ++asked;
+        const std::string call = "nvmlDeviceGetP2PStatus(" + to_string(gpu) + ", " + to_string(peer) + ", " +
+                                 std::string(to_string(capability)) + ")";
+        auto called = state_->guarded(gpu, "nvmlDeviceGetP2PStatus", [get, device, peer_device, index] {
+          int status = kNvmlP2PStatusUnknown;
+          const NvmlReturn code = get(device, peer_device, index, &status);
+          return std::pair<NvmlReturn, int>{code, status};
+        });
+        if (!called) {
+          note(called.error().message);
+          continue;
+        }
+        const auto [code, status] = called.value();
+        if (code != kNvmlSuccess) {
+          Refusals& seen = refused[nvml_return_text(code)];
+          if (seen.count++ == 0) seen.first = call;
+          continue;
+        }
+        auto word = peer_status_word(status);
+        if (!word) {
+          note(call + ": " + word.error().message);
+          continue;
+        }
+        statuses.push_back(PeerStatus{gpu, peer, capability, std::move(word).value(), "nvml"});
+      }
+    }
+  }
+  for (const auto& [answer, seen] : refused) {
+    note("nvmlDeviceGetP2PStatus answered " + answer + " for " + std::to_string(seen.count) + " of " +
+         std::to_string(asked) + " GPU pairs and capabilities (first " + seen.first +
+         "): their peer status is unknown");
+  }
+  return statuses;
 }
 
 Result<std::uint64_t> NvmlReader::read_replay_counter(const PciAddress& gpu) const {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "model/pci_address.hpp"
+#include "model/port_settings.hpp"
 #include "model/result.hpp"
 #include "model/samples.hpp"
 #include "topology/nvml_library.hpp"
@@ -31,6 +32,10 @@ inline constexpr std::chrono::milliseconds kNvmlCallTimeout{5000};
 // Reads a bus id as NVML prints it (8-digit uppercase domain, or the legacy
 // 4-digit busIdLegacy) into the address every other stage joins on.
 [[nodiscard]] Result<PciAddress> parse_nvml_bus_id(std::string_view bus_id);
+
+// nvmlGpuP2PStatus_t as the word PeerStatus::status holds ("ok",
+// "topology_not_supported", ...); an error for a value NVML does not define.
+[[nodiscard]] Result<std::string> peer_status_word(int nvml_status);
 
 // A GPU's negotiated link as NVML reports it; nullopt where a call failed.
 struct NvmlCurrentLink {
@@ -99,6 +104,17 @@ class NvmlReader {
   // pinned probes are skipped. An error when the driver lacks the call,
   // refuses it (NOT_SUPPORTED on GPUs without CC), or it did not return.
   [[nodiscard]] Result<bool> read_confidential_computing() const;
+
+  // Whether each GPU may read from and write to each other GPU's memory, as
+  // nvmlDeviceGetP2PStatus says: one PeerStatus per ordered pair of `gpus`
+  // (addresses as sysfs spells them) and capability (read, then write),
+  // source "nvml", with NVML's status as a word of peer_status_words().
+  // What cannot be asked is left out and said in `notes`: a driver without
+  // the symbol (nothing is asked: one note, no error), a GPU NVML does not
+  // know, a call that fails or answers a status NVML does not define, a
+  // GPU given up on after a call that did not return.
+  [[nodiscard]] std::vector<PeerStatus> read_peer_status(const std::vector<PciAddress>& gpus,
+                                                         std::vector<std::string>* notes = nullptr) const;
 
   // The GPUs given up on, each with the call that did not return ("... did
   // not return within 5 s"), in the order it happened: for notes in the

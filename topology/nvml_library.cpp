@@ -89,6 +89,7 @@ Result<NvmlApi> resolve_nvml_api(const std::function<void*(const char* symbol)>&
   want(api.device_get_utilization_rates, "nvmlDeviceGetUtilizationRates", false);
   want(api.device_get_mig_mode, "nvmlDeviceGetMigMode", false);
   want(api.system_get_conf_compute_state, "nvmlSystemGetConfComputeState", false);
+  want(api.device_get_p2p_status, "nvmlDeviceGetP2PStatus", false);
   if (!missing_required.empty()) {
     std::string names;
     for (const auto& name : missing_required) names += (names.empty() ? "" : ", ") + name;

@@ -79,6 +79,25 @@ inline constexpr unsigned int kNvmlCcSystemFeatureEnabled = 1;
 // NVML_DEVICE_MIG_ENABLE: nvmlDeviceGetMigMode's mode when MIG is on.
 inline constexpr unsigned int kNvmlDeviceMigEnable = 1;
 
+// nvmlGpuP2PCapsIndex_t: the kind of peer access nvmlDeviceGetP2PStatus is
+// asked about (NVML_P2P_CAPS_INDEX_READ = 0, _WRITE = 1; NVLINK, ATOMICS and
+// PCI follow and are not asked).
+enum class NvmlP2PCapsIndex : int {
+  kRead = 0,
+  kWrite = 1,
+};
+
+// nvmlGpuP2PStatus_t, in NVML's order: OK, CHIPSET_NOT_SUPPORED (sic),
+// GPU_NOT_SUPPORTED, IOH_TOPOLOGY_NOT_SUPPORTED, DISABLED_BY_REGKEY,
+// NOT_SUPPORTED, UNKNOWN. The same order as model's peer_status_words().
+inline constexpr int kNvmlP2PStatusOk = 0;
+inline constexpr int kNvmlP2PStatusChipsetNotSupported = 1;
+inline constexpr int kNvmlP2PStatusGpuNotSupported = 2;
+inline constexpr int kNvmlP2PStatusIohTopologyNotSupported = 3;
+inline constexpr int kNvmlP2PStatusDisabledByRegkey = 4;
+inline constexpr int kNvmlP2PStatusNotSupported = 5;
+inline constexpr int kNvmlP2PStatusUnknown = 6;
+
 // The functions pcieval calls, one pointer per NVML symbol: the seam tests
 // replace with static fakes. A null optional entry is a symbol the driver does
 // not export (an old driver); the field it reads is then left unread.
@@ -105,6 +124,9 @@ struct NvmlApi {
   NvmlReturn (*device_get_mig_mode)(NvmlDevice, unsigned int*, unsigned int*) = nullptr;
   // nvmlSystemGetConfComputeState (drivers from R535 on).
   NvmlReturn (*system_get_conf_compute_state)(NvmlConfComputeSystemState*) = nullptr;
+  // nvmlDeviceGetP2PStatus(device1, device2, nvmlGpuP2PCapsIndex_t,
+  // nvmlGpuP2PStatus_t*): both enums are C enums, int-sized.
+  NvmlReturn (*device_get_p2p_status)(NvmlDevice, NvmlDevice, NvmlP2PCapsIndex, int*) = nullptr;
 };
 
 inline constexpr std::string_view kNvmlLibraryName = "libnvidia-ml.so.1";

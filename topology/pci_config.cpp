@@ -23,6 +23,11 @@ constexpr std::uint16_t kStatusCapabilityList = 0x0010;
 // 48 capabilities of 4 bytes fill the 192 bytes after the header: more hops
 // than that is a loop (the kernel's PCI_FIND_CAP_TTL is the same number).
 constexpr int kMaxCapabilityHops = 48;
+// The smallest extended capability is 8 bytes: (4096 - 256) / 8 of them fill
+// the extended space, and more hops than that is a loop (as the kernel's
+// pci_find_next_ext_capability counts).
+constexpr int kMaxExtendedCapabilityHops = (4096 - 256) / 8;
+constexpr std::uint16_t kDevCtlRelaxedOrdering = 0x0010;
 
 std::string hex(unsigned value, int digits) {
   char buffer[16];
@@ -126,6 +131,84 @@ Result<PcieLinkRegisters> parse_pcie_link_registers(std::span<const std::uint8_t
   registers.link_control = le16(config, cap + kLinkControlOffset);
   registers.link_status = le16(config, cap + kLinkStatusOffset);
   return registers;
+}
+
+Result<std::optional<std::uint16_t>> find_extended_capability(std::span<const std::uint8_t> config, std::uint16_t id) {
+  if (config.size() <= kExtendedCapabilitiesStart) {
+    return make_error("the extended config space (above 0x100) was not readable: " + std::to_string(config.size()) +
+                      " bytes of config space");
+  }
+  constexpr std::optional<std::uint16_t> kNone;
+  std::size_t offset = kExtendedCapabilitiesStart;
+  for (int hops = 0;; ++hops) {
+    if (hops >= kMaxExtendedCapabilityHops) return make_error("extended capability list loops");
+    if (offset < kExtendedCapabilitiesStart) {
+      return make_error("extended capability pointer " + hex(static_cast<unsigned>(offset), 3) + " points below 0x100");
+    }
+    if (offset + 4 > config.size()) {
+      return make_error("extended capability at " + hex(static_cast<unsigned>(offset), 3) + " lies beyond the " +
+                        std::to_string(config.size()) + " readable bytes of config space");
+    }
+    const std::uint32_t header = le32(config, offset);
+    // No extended capabilities: the first header reads 0 (none implemented)
+    // or all ones (a conventional function, or a platform without ECAM).
+    if (offset == kExtendedCapabilitiesStart && (header == 0 || header == 0xFFFFFFFFU)) return kNone;
+    if ((header & 0xFFFFU) == id) return std::optional<std::uint16_t>(static_cast<std::uint16_t>(offset));
+    // The bottom two bits of the pointer are reserved (PCIe Base 7.6.3).
+    const std::size_t next = (header >> 20) & 0xFFCU;
+    if (next == 0) return kNone;
+    offset = next;
+  }
+}
+
+namespace {
+
+// DevCap, DevCtl and Max_Read_Request fields: 128 << code, codes 0..5
+// (128..4096 bytes); 6 and 7 are reserved.
+std::optional<int> payload_bytes(unsigned code) {
+  constexpr unsigned kLargestCode = 5;
+  if (code > kLargestCode) return std::nullopt;
+  return 128 << code;
+}
+
+}  // namespace
+
+Reading<PortSettings> parse_port_settings(std::span<const std::uint8_t> config) {
+  if (config.size() == kConfigHeaderBytes) return make_error(std::string(kSettingsNeedRoot));
+  auto offset = find_capability(config, kPciExpressCapabilityId);
+  if (!offset) return make_error("PCI Express capability: " + offset.error().message);
+  const std::size_t cap = offset.value();
+  if (cap + kLinkControlOffset + 2 > config.size()) {
+    return make_error("PCI Express capability at " + hex(static_cast<unsigned>(cap), 2) + " is cut off at byte " +
+                      std::to_string(config.size()));
+  }
+  const std::uint32_t device_capabilities = le32(config, cap + kDeviceCapabilitiesOffset);
+  const std::uint16_t device_control = le16(config, cap + kDeviceControlOffset);
+  const std::uint16_t link_control = le16(config, cap + kLinkControlOffset);
+
+  PortSettings settings;
+  settings.max_payload_supported_bytes = payload_bytes(device_capabilities & 0x7U);
+  settings.max_payload_bytes = payload_bytes((device_control >> 5) & 0x7U);
+  settings.max_read_request_bytes = payload_bytes((device_control >> 12) & 0x7U);
+  settings.relaxed_ordering = (device_control & kDevCtlRelaxedOrdering) != 0;
+  settings.aspm = static_cast<AspmControl>(link_control & 0x3U);
+
+  auto acs = find_extended_capability(config, kAcsExtendedCapabilityId);
+  if (!acs) {
+    settings.acs = make_error("ACS not read: " + acs.error().message);
+  } else if (!acs.value()) {
+    settings.acs = std::optional<AcsRegisters>{};
+  } else {
+    const std::size_t at = *acs.value();
+    if (at + kAcsControlOffset + 2 > config.size()) {
+      settings.acs = make_error("ACS capability at " + hex(static_cast<unsigned>(at), 3) + " is cut off at byte " +
+                                std::to_string(config.size()));
+    } else {
+      settings.acs = std::optional<AcsRegisters>{
+          AcsRegisters{le16(config, at + kAcsCapabilityOffset), le16(config, at + kAcsControlOffset)}};
+    }
+  }
+  return settings;
 }
 
 Result<PciConfigFile> PciConfigFile::open(const fs::path& sysfs_root, const PciAddress& bdf, Mode mode) {

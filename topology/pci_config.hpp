@@ -1,12 +1,14 @@
 // PCI configuration space through sysfs (<root>/bus/pci/devices/<bdf>/config):
-// the PCI Express capability's link registers, and the one write pcieval ever
-// makes to a device, the Retrain Link bit of a port's Link Control
-// (PCIE-FACTS 4.3). The decoding works on byte arrays so tests need no files.
+// the PCI Express capability's link registers, a port's payload sizes, ASPM
+// and ACS (issue 28, PCIE-FACTS 2.3), and the one write pcieval ever makes to
+// a device, the Retrain Link bit of a port's Link Control (PCIE-FACTS 4.3).
+// The decoding works on byte arrays so tests need no files.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -14,6 +16,7 @@
 
 #include "model/link.hpp"
 #include "model/pci_address.hpp"
+#include "model/port_settings.hpp"
 #include "model/result.hpp"
 
 namespace pcieval {
@@ -21,6 +24,8 @@ namespace pcieval {
 inline constexpr std::uint8_t kPciExpressCapabilityId = 0x10;
 
 // Offsets from the PCI Express capability and the bits pcieval uses.
+inline constexpr std::uint16_t kDeviceCapabilitiesOffset = 0x04;
+inline constexpr std::uint16_t kDeviceControlOffset = 0x08;
 inline constexpr std::uint16_t kLinkCapabilitiesOffset = 0x0C;
 inline constexpr std::uint16_t kLinkControlOffset = 0x10;
 inline constexpr std::uint16_t kLinkStatusOffset = 0x12;
@@ -73,6 +78,39 @@ struct PcieLinkRegisters {
 
 // The PCI Express capability's link registers from `config`.
 [[nodiscard]] Result<PcieLinkRegisters> parse_pcie_link_registers(std::span<const std::uint8_t> config);
+
+// Extended capabilities live from 0x100 to the end of the 4 KiB config space.
+inline constexpr std::uint16_t kExtendedCapabilitiesStart = 0x100;
+inline constexpr std::uint16_t kAcsExtendedCapabilityId = 0x000D;
+// Offsets from the ACS extended capability's header.
+inline constexpr std::uint16_t kAcsCapabilityOffset = 0x04;
+inline constexpr std::uint16_t kAcsControlOffset = 0x06;
+
+// Walks the extended capability list of `config` from 0x100 (header: ID in
+// bits 15:0, version 19:16, next pointer 31:20) to the capability with `id`.
+// nullopt when the list has no such capability, or no list at all (a header
+// of 0, or all ones as on a conventional PCI device behind a PCIe bridge).
+// Errors: 256 bytes or fewer (the extended space was not readable), a next
+// pointer below 0x100 or beyond the bytes given, a loop.
+[[nodiscard]] Result<std::optional<std::uint16_t>> find_extended_capability(std::span<const std::uint8_t> config,
+                                                                            std::uint16_t id);
+
+// The settings issue 28 judges, from one function's config space:
+// Max_Payload_Size supported (DevCap 2:0) and programmed (DevCtl 7:5),
+// Max_Read_Request_Size (DevCtl 14:12), Relaxed Ordering (DevCtl 4), ASPM
+// Control (LnkCtl 1:0), and the ACS capability and control registers.
+//
+// How much is read depends on how much config space the reader got:
+//   64 bytes (an unprivileged reader of a live /sys): an error whose message
+//     is exactly kSettingsNeedRoot. Never "off".
+//   256 bytes (conventional config space): DevCap, DevCtl and LnkCtl; `acs`
+//     an error saying the extended config space was not readable.
+//   4096 bytes: everything; `acs` nullopt when the function has no ACS
+//     capability.
+// A payload or read-request field holding a reserved encoding (6 or 7) is
+// left nullopt. Errors: the device does not answer (vendor 0xffff), no PCI
+// Express capability, or one cut off by the end of the bytes.
+[[nodiscard]] Reading<PortSettings> parse_port_settings(std::span<const std::uint8_t> config);
 
 // One function's config file, open for the life of this object. Move-only.
 class PciConfigFile {

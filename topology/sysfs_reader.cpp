@@ -13,10 +13,13 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <system_error>
 
 #include "model/link.hpp"
+#include "model/port_settings.hpp"
 #include "support/deadline_worker.hpp"
+#include "topology/pci_config.hpp"
 
 namespace pcieval {
 namespace fs = std::filesystem;
@@ -140,6 +143,25 @@ class AttributeDirectory {
     return result;
   }
 
+  // The target of the symlink `name` (iommu_group), or the errno that stopped
+  // reading it (ENOENT: there is none).
+  [[nodiscard]] FileRead read_link(std::string_view name) const {
+    FileRead result;
+    if (fd_ < 0) {
+      result.error = open_error_;
+      return result;
+    }
+    const std::string file(name);
+    std::array<char, 4096> buffer{};
+    const ssize_t n = ::readlinkat(fd_, file.c_str(), buffer.data(), buffer.size());
+    if (n < 0) {
+      result.error = errno;
+    } else {
+      result.text.assign(buffer.data(), static_cast<std::size_t>(n));
+    }
+    return result;
+  }
+
   [[nodiscard]] bool has_entry(std::string_view name) const {
     struct stat ignored {};
     const std::string file(name);
@@ -227,6 +249,61 @@ std::optional<PortLinkReading> read_link(const AttributeDirectory& dir) {
   return link;
 }
 
+// The port's payload sizes, ASPM and ACS from its config file. A live /sys
+// gives an unprivileged reader 64 bytes, which parse_port_settings turns into
+// kSettingsNeedRoot: never read as "off".
+Reading<PortSettings> read_settings(const AttributeDirectory& dir) {
+  constexpr std::string_view kConfig = "config";
+  auto bytes = to_result(dir.read(kConfig), dir, kConfig);
+  if (!bytes) return make_error("config space not read: " + bytes.error().message);
+  const std::string& text = bytes.value();
+  return parse_port_settings(
+      std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()));
+}
+
+// The device's IOMMU group: `iommu_group` links to
+// <sysfs>/kernel/iommu_groups/N, whose `type` (kernels from 5.11) says whether
+// its DMA is translated. No link: the device has no group, the IOMMU is off
+// for it. nullopt (with a note) when the link is there but cannot be read.
+std::optional<IommuReading> read_iommu(const AttributeDirectory& dir, const fs::path& sysfs_root,
+                                       std::vector<std::string>& notes) {
+  constexpr std::string_view kGroupLink = "iommu_group";
+  FileRead link = dir.read_link(kGroupLink);
+  if (link.error == ENOENT) return IommuReading{};
+  if (link.error != 0) {
+    notes.push_back("IOMMU group not read: " + std::string(std::strerror(link.error)) + " reading " +
+                    (dir.path() / kGroupLink).string());
+    return std::nullopt;
+  }
+  const std::string name = fs::path(link.text).filename().string();
+  const auto group = parse_int(name);
+  if (!group || *group < 0) {
+    notes.push_back("IOMMU group not read: iommu_group links to " + quote(link.text) + ", not a group number");
+    return std::nullopt;
+  }
+  IommuReading reading;
+  reading.group = *group;
+  // The group's files are the kernel's own, not a device's registers: no read
+  // of them waits on hardware, so they are not tracked for the hang report
+  // (which names files of the function's directory).
+  const AttributeDirectory group_dir(sysfs_root / "kernel" / "iommu_groups" / name);
+  constexpr std::string_view kType = "type";
+  FileRead type = group_dir.read(kType);
+  if (type.error == ENOENT) return reading;  // kernels before 5.11 have no type file
+  auto text = to_result(std::move(type), group_dir, kType);
+  if (!text) {
+    notes.push_back("IOMMU group " + name + " type not read: " + text.error().message);
+    return reading;
+  }
+  const std::string_view trimmed = trim(text.value());
+  if (trimmed.empty()) {
+    notes.push_back("IOMMU group " + name + " type is empty");
+    return reading;
+  }
+  reading.type = std::string(trimmed);
+  return reading;
+}
+
 std::optional<AerCounters> read_aer(const AttributeDirectory& dir, std::string_view file,
                                     std::vector<std::string>& notes) {
   FileRead read = dir.read(file);
@@ -260,8 +337,9 @@ Result<fs::path> resolve_entry(const fs::path& devices_dir, const fs::path& entr
   return target;
 }
 
-PciFunction read_function(const fs::path& path, const PciAddress& bdf, std::optional<PciAddress> parent,
-                          std::vector<std::string>& notes, SysfsReadProgress* progress) {
+PciFunction read_function(const fs::path& sysfs_root, const fs::path& path, const PciAddress& bdf,
+                          std::optional<PciAddress> parent, std::vector<std::string>& notes,
+                          SysfsReadProgress* progress) {
   const AttributeDirectory dir(path, progress);
   PciFunction function;
   function.bdf = bdf;
@@ -306,6 +384,8 @@ PciFunction read_function(const fs::path& path, const PciAddress& bdf, std::opti
   });
 
   function.link = read_link(dir);
+  if (function.link) function.link->settings = read_settings(dir);
+  function.iommu = read_iommu(dir, sysfs_root, notes);
   function.is_virtual_function = dir.has_entry("physfn");
   function.aer.correctable = read_aer(dir, "aer_dev_correctable", notes);
   function.aer.fatal = read_aer(dir, "aer_dev_fatal", notes);
@@ -389,6 +469,7 @@ PciFunction unanswered(PciFunction identified, const Error& reason) {
   identified.numa_node = reason;
   identified.local_cpulist = reason;
   identified.link = PortLinkReading::unknown(reason);
+  identified.link->settings = reason;
   identified.aer = {};
   return identified;
 }
@@ -437,9 +518,9 @@ Result<std::vector<PciFunction>> read_pci_functions(const fs::path& sysfs_root, 
     auto progress = std::make_shared<SysfsReadProgress>();
     progress->before_read = options.before_read;
     auto call = worker.call(
-        [path = target.value(), bdf = bdf.value(), parent, progress] {
+        [root = sysfs_root, path = target.value(), bdf = bdf.value(), parent, progress] {
           FunctionRead read;
-          read.function = read_function(path, bdf, parent, read.notes, progress.get());
+          read.function = read_function(root, path, bdf, parent, read.notes, progress.get());
           return read;
         },
         options.timeout);

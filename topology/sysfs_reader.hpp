@@ -44,6 +44,12 @@ struct SysfsReadOptions {
 // directory enclosing the resolved target is the parent bridge, unless its
 // name is not a PCI address (a host bridge such as `pci0000:00`).
 //
+// A function with link attributes also gets its link's `settings` from its
+// binary `config` file (topology/pci_config.hpp: payload sizes, ASPM, ACS;
+// kSettingsNeedRoot when the file gives 64 bytes, as /sys does to a user who
+// is not root), and every function its `iommu` group from the `iommu_group`
+// link and `<sysfs_root>/kernel/iommu_groups/N/type`.
+//
 // A missing or unreadable attribute never fails the whole read: it becomes an
 // error Reading that names the file and the reason. The only error is a root
 // with no `bus/pci/devices` directory. Port roles are not inferred here (see

@@ -21,6 +21,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -39,6 +40,8 @@ struct FakeNvmlGpu {
   // nvmlDeviceGetCurrPcieLinkGeneration blocks until the fake's gate opens
   // (a GPU fallen off the bus can make NVML calls hang in the driver).
   bool hangs = false;
+  // nvmlDeviceGetP2PStatus with this GPU first blocks the same way.
+  bool p2p_hangs = false;
 };
 
 // An H100 PCIe at P0 under load, as nvidia-smi -q would show it.
@@ -58,6 +61,12 @@ struct FakeNvml {
   NvmlReturn lookup_code = kNvmlSuccess;  // forced on every lookup when not success
   NvmlReturn conf_compute_code = kNvmlSuccess;
   unsigned int cc_feature = 0;  // nvmlConfComputeSystemState_t::ccFeature
+  // nvmlDeviceGetP2PStatus: the status of (bus id, peer bus id, caps index)
+  // where listed, p2p_default_status otherwise; p2p_code forced on every
+  // call when not success.
+  std::map<std::tuple<std::string, std::string, int>, int> p2p_status;
+  int p2p_default_status = kNvmlP2PStatusOk;
+  NvmlReturn p2p_code = kNvmlSuccess;
   std::atomic<int> init_calls{0};
   std::atomic<int> shutdown_calls{0};
 
@@ -191,6 +200,25 @@ inline NvmlReturn mig_mode(NvmlDevice d, unsigned int* current, unsigned int* pe
   *pending = *current;
   return kNvmlSuccess;
 }
+inline NvmlReturn p2p_status(NvmlDevice device, NvmlDevice peer, NvmlP2PCapsIndex index, int* status) {
+  count(device);
+  FakeNvml& fake = fake_nvml();
+  if (gpu_of(device)->p2p_hangs) {
+    std::unique_lock lock(fake.mutex);
+    fake.gate_cv.wait(lock, [&fake] { return fake.gate_open; });
+  }
+  if (fake.p2p_code != kNvmlSuccess) return fake.p2p_code;
+  std::tuple<std::string, std::string, int> key;
+  {
+    const std::lock_guard lock(fake.mutex);
+    key = {fake.ids_[gpu_of(device)], fake.ids_[gpu_of(peer)], static_cast<int>(index)};
+  }
+  // Only READ (0) and WRITE (1) are asked; anything else is a bad argument.
+  if (std::get<2>(key) != 0 && std::get<2>(key) != 1) return kNvmlErrorInvalidArgument;
+  const auto it = fake.p2p_status.find(key);
+  *status = it == fake.p2p_status.end() ? fake.p2p_default_status : it->second;
+  return kNvmlSuccess;
+}
 inline NvmlReturn conf_compute(NvmlConfComputeSystemState* state) {
   FakeNvml& fake = fake_nvml();
   if (fake.conf_compute_code != kNvmlSuccess) return fake.conf_compute_code;
@@ -222,6 +250,7 @@ inline NvmlApi fake_nvml_table() {
   table.device_get_utilization_rates = api::utilization;
   table.device_get_mig_mode = api::mig_mode;
   table.system_get_conf_compute_state = api::conf_compute;
+  table.device_get_p2p_status = api::p2p_status;
   return table;
 }
 

@@ -78,6 +78,7 @@ void* lookup_all(const char* symbol) {
       {"nvmlDeviceGetUtilizationRates", reinterpret_cast<void*>(&fake_api::utilization)},
       {"nvmlDeviceGetMigMode", reinterpret_cast<void*>(&fake_api::mig_mode)},
       {"nvmlSystemGetConfComputeState", reinterpret_cast<void*>(&fake_api::conf_compute)},
+      {"nvmlDeviceGetP2PStatus", reinterpret_cast<void*>(&fake_api::p2p_status)},
   };
   const auto it = kTable.find(symbol);
   return it == kTable.end() ? nullptr : it->second;
