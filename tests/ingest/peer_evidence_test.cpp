@@ -189,6 +189,29 @@ TEST(P2pBandwidthLatencyTest, EvidenceSaysTheAddressesAreUnknown) {
   EXPECT_TRUE(noted);
 }
 
+TEST(P2pBandwidthLatencyTest, AccessLinesBecomePeerStatusesWithAddresses) {
+  const std::string text = read_capture("p2pbw_nccl257_4x1080ti_cannot_across_sockets.txt");
+  auto sections = split_capture_sections(text);
+  ASSERT_TRUE(sections);
+  EXPECT_EQ(sections->front().format, CaptureFormat::kP2pBandwidthLatencyTest);
+  Captures captures;
+  ASSERT_TRUE(add_capture(text, "257.txt", sections.value(), captures));
+  ASSERT_EQ(captures.tools.size(), 1u);
+  EXPECT_TRUE(captures.tools[0].measurements.empty());  // no bandwidth matrix in it
+  const Evidence evidence = evidence_from_captures(std::move(captures));
+  ASSERT_EQ(evidence.peer_status.size(), 12u);
+  std::size_t ok = 0;
+  for (const PeerStatus& status : evidence.peer_status) {
+    EXPECT_EQ(status.capability, PeerCapability::kAccess);
+    const bool same_socket = (status.gpu.bus < 0x80) == (status.peer.bus < 0x80);
+    EXPECT_EQ(status.ok(), same_socket) << to_string(status.gpu) << " " << to_string(status.peer);
+    if (!status.ok()) EXPECT_EQ(status.status, "not_supported");
+    ok += status.ok();
+  }
+  EXPECT_EQ(ok, 4u);
+  EXPECT_EQ(to_string(evidence.peer_status[2].peer), "0000:83:00.0");
+}
+
 TEST(P2pBandwidthLatencyTest, SmCopyAndElementsFromTheCommandLine) {
   const std::string text =
       "$ ./p2pBandwidthLatencyTest -sm_copy -numElems=1000000\n"
