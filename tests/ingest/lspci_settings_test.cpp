@@ -3,6 +3,9 @@
 // PortLinkReading::settings; "needs root" where lspci could not read them.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "ingest/capture_evidence.hpp"
@@ -73,6 +76,30 @@ TEST(LspciSettings, EveryPortOnAGpusPathCarriesItsSettingsIntoTheEvidence) {
   ASSERT_TRUE(uplink.upstream_end.settings);
   EXPECT_EQ(uplink.upstream_end.settings->max_payload_supported_bytes, 256);
   EXPECT_EQ(uplink.downstream_end.settings->max_payload_supported_bytes, 2048);
+}
+
+// The real captures of the shared corpus (markdown pastes of sudo lspci
+// -vvv): every line that looks like a setting reads, and every port with an
+// Express capability has its settings.
+TEST(LspciSettings, CorpusCapturesReadWithoutUnreadableLines) {
+  for (const char* name : {"lspci_esc8000a_e12_4xrtx6000ada_cx7_idle_speed_downgraded.txt",
+                           "lspci_puget_wrx90_2xrtx6000ada_idle_speed_downgraded.txt"}) {
+    std::ifstream in(testing::corpus_path(name));
+    if (!in) GTEST_SKIP() << "the shared corpus is not on this machine";
+    std::stringstream text;
+    text << in.rdbuf();
+    const auto parsed = parse_lspci(text.str(), name);
+    ASSERT_TRUE(parsed) << name;
+    std::size_t with_settings = 0;
+    for (const LspciDevice& device : parsed->devices) {
+      for (const auto& note : device.notes) EXPECT_FALSE(note.starts_with("unreadable ")) << name << ": " << note;
+      if (device.function.link && device.function.link->settings) {
+        ++with_settings;
+        EXPECT_TRUE(device.function.link->settings->aspm.has_value()) << name;
+      }
+    }
+    EXPECT_GT(with_settings, 0u) << name;
+  }
 }
 
 TEST(LspciSettings, NewFormatsHaveNames) {

@@ -29,7 +29,7 @@ constexpr const char* kTopoAllOk = "topo_p2p_r_genoa_8gpu_all_ok.txt";
 constexpr const char* kTopoCns = "topo_p2p_rw_2gpu_blackwell_phb_cns.txt";
 
 std::string read_corpus(const std::string& name) {
-  std::ifstream in("/work/shared/corpus/" + name, std::ios::binary);
+  std::ifstream in(testing::corpus_path(name), std::ios::binary);
   if (!in) return {};
   std::stringstream buffer;
   buffer << in.rdbuf();
