@@ -59,8 +59,9 @@ void add_peer_status(Evidence& evidence, const ToolCapture& capture, const std::
   }
   if (unnamed > 0) {
     evidence.notes.push_back(capture.source + ": " + std::to_string(unnamed) + " " + capture.tool +
-                             " peer statuses not recorded: the capture names GPUs by index only, and no other "
-                             "capture describes exactly as many NVIDIA GPUs to give them addresses");
+                             " peer statuses not recorded: they name a GPU by index only, and neither the "
+                             "capture's device lines nor the other captures' GPUs (exactly as many, in bus order) "
+                             "give it an address");
   }
 }
 
@@ -72,8 +73,9 @@ void note_unnamed_peer_copies(Evidence& evidence, const ToolCapture& capture) {
   }
   if (unnamed == 0) return;
   evidence.notes.push_back(capture.source + ": " + std::to_string(unnamed) + " " + capture.tool +
-                           " device-to-device numbers name GPUs by CUDA index only (\"GPU 0->GPU 1\") and no other "
-                           "capture gives their addresses: kept as read, with no GPU path to judge them against");
+                           " device-to-device numbers name a GPU by CUDA index only (\"GPU 0->GPU 1\"), and "
+                           "neither the capture's device lines nor the other captures' GPUs give it an address: kept "
+                           "as read, with no GPU path to judge them against");
 }
 
 }  // namespace
