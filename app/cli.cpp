@@ -258,7 +258,7 @@ CLI::App* add_diagnose_command(CLI::App& cli, CommandLineOptions& o) {
   command->add_option("--format", o.diagnose.format,
                       "Read every FILE as this format instead of detecting it: lspci, nvidia-smi, "
                       "nvidia-smi-xml, kernel-log, nvbandwidth, nvbandwidth-json, bandwidthtest, nccl-tests, "
-                      "nccl-tests-json");
+                      "nccl-tests-json, p2pbandwidthlatencytest, nvidia-smi-topo-p2p");
   command
       ->add_option("--link", o.diagnose.link,
                    "Judge nvbandwidth/bandwidthTest numbers against this link: gen4x16, \"Gen5 x8\", \"16GT/s x16\"")

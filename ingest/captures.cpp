@@ -6,7 +6,9 @@
 #include "ingest/bandwidth_test.hpp"
 #include "ingest/nccl_tests.hpp"
 #include "ingest/nvbandwidth.hpp"
+#include "ingest/nvidia_smi_topo.hpp"
 #include "ingest/nvidia_smi_xml.hpp"
+#include "ingest/p2p_bandwidth_latency.hpp"
 
 namespace pcieval {
 namespace {
@@ -25,6 +27,10 @@ std::optional<Result<ToolCapture>> parse_tool_capture(CaptureFormat format, std:
       return parse_nccl_tests(text, name);
     case CaptureFormat::kNcclTestsJson:
       return parse_nccl_tests_json(text, name);
+    case CaptureFormat::kP2pBandwidthLatencyTest:
+      return parse_p2p_bandwidth_latency_test(text, name);
+    case CaptureFormat::kNvidiaSmiTopoP2p:
+      return parse_nvidia_smi_topo_p2p(text, name);
     default:
       return std::nullopt;
   }
@@ -78,6 +84,13 @@ Status parse_section(CaptureFormat format, std::string_view text, const std::str
   if (auto tool = parse_tool_capture(format, text, name)) {
     if (!*tool) return tool->error();
     captures.tools.push_back(std::move(*tool).value());
+    // bandwidthTest and p2pBandwidthLatencyTest are run one after the other
+    // and pasted together: the second is read from the same text.
+    if (format == CaptureFormat::kBandwidthTest && looks_like_p2p_bandwidth_latency_test(text)) {
+      auto peer = parse_p2p_bandwidth_latency_test(text, name);
+      if (!peer) return peer.error();
+      captures.tools.push_back(std::move(peer).value());
+    }
     return ok_status();
   }
   return make_error(name + ": format " + std::string(to_string(format)) + " is not read by diagnose yet");

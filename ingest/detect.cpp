@@ -13,7 +13,9 @@
 #include "ingest/nccl_tests.hpp"
 #include "ingest/nvbandwidth.hpp"
 #include "ingest/nvidia_smi.hpp"
+#include "ingest/nvidia_smi_topo.hpp"
 #include "ingest/nvidia_smi_xml.hpp"
+#include "ingest/p2p_bandwidth_latency.hpp"
 
 namespace pcieval {
 namespace {
@@ -82,6 +84,12 @@ constexpr std::array kFormats{
     CaptureFormatInfo{CaptureFormat::kNvbandwidth, "nvbandwidth", "nvbandwidth", &looks_like_nvbandwidth},
     CaptureFormatInfo{CaptureFormat::kBandwidthTest, "bandwidthtest", "bandwidthTest", &looks_like_bandwidth_test},
     CaptureFormatInfo{CaptureFormat::kNcclTests, "nccl-tests", "nccl-tests (all_reduce_perf)", &looks_like_nccl_tests},
+    // After bandwidthTest: a paste of both is read as bandwidthTest, and its
+    // p2pBandwidthLatencyTest part as well (captures.cpp).
+    CaptureFormatInfo{CaptureFormat::kP2pBandwidthLatencyTest, "p2pbandwidthlatencytest", "p2pBandwidthLatencyTest",
+                      &looks_like_p2p_bandwidth_latency_test},
+    CaptureFormatInfo{CaptureFormat::kNvidiaSmiTopoP2p, "nvidia-smi-topo-p2p", "nvidia-smi topo -p2p r|w",
+                      &looks_like_nvidia_smi_topo_p2p},
     // Listings without link state: after every format with link state, so a
     // paste that holds lspci -vv too is read as that; before the kernel log.
     CaptureFormatInfo{CaptureFormat::kLspciTree, "lspci-tree", "lspci -tv (no link state)", &looks_like_lspci_tree},

@@ -31,6 +31,9 @@ enum class CaptureFormat {
   // so, and which capture would hold the link (lspci -vv).
   kLspciTree,  // "lspci-tree": lspci -t / -tv
   kLspciList,  // "lspci-list": lspci / lspci -nn, one line per function
+  // Peer-to-peer evidence (issue 28).
+  kP2pBandwidthLatencyTest,  // "p2pbandwidthlatencytest": CUDA samples p2pBandwidthLatencyTest
+  kNvidiaSmiTopoP2p,         // "nvidia-smi-topo-p2p": nvidia-smi topo -p2p r|w
 };
 
 // True for the formats that name PCI functions without any link state.

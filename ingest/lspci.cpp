@@ -10,6 +10,7 @@
 #include <tuple>
 #include <utility>
 
+#include "ingest/detail/lspci_settings.hpp"
 #include "ingest/detail/lspci_text.hpp"
 #include "model/pci_address.hpp"
 
@@ -34,6 +35,7 @@ struct Block {
   std::optional<bool> status_cap;         // "Status: Cap+" / "Cap-"
   std::optional<LinkHalf> cap;
   std::optional<LinkHalf> sta;
+  SettingsLines settings;  // DevCap/DevCtl/LnkCtl/ACS lines (issue 28)
 };
 
 bool is_indented(std::string_view line) { return !line.empty() && (line.front() == ' ' || line.front() == '\t'); }
@@ -246,6 +248,7 @@ void read_capability(std::string_view text, Block& block) {
     return;
   }
   if (!text.starts_with('[')) return;
+  read_settings_capability(text, block.settings);
   const auto close = text.find(']');
   if (close == std::string_view::npos) return;
   const std::string_view name = trim_blanks(text.substr(close + 1));
@@ -307,6 +310,8 @@ void read_detail(std::string_view text, Block& block) {
     const std::string_view rest = after("Status:");
     if (rest.starts_with("Cap+")) block.status_cap = true;
     if (rest.starts_with("Cap-")) block.status_cap = false;
+  } else if (read_settings_line(text, block.settings)) {
+    // Payload sizes, ASPM, ACS: lspci_settings.cpp.
   } else if (text.starts_with("!!! Unknown header type")) {
     // A function that no longer answers reads all ones: header type 7f.
     block.unreadable = text.ends_with("7f") ? "config space reads all ones: the device is not responding (fallen off "
@@ -344,6 +349,21 @@ bool continues_block(std::string_view trimmed) {
   return (first >= 'A' && first <= 'Z') || (first >= 'a' && first <= 'z');
 }
 
+// "$ lspci -vvv", "[root@gpu01 ~]# ...", "user@host:~$ ...": a shell
+// prompt, after which the output is another command's.
+bool is_shell_prompt(std::string_view trimmed) {
+  if (trimmed.starts_with("$ ")) return true;
+  constexpr std::size_t kLongestPrompt = 80;
+  for (const std::string_view mark : {"$ ", "# "}) {
+    const auto at = trimmed.find(mark);
+    if (at == std::string_view::npos || at == 0 || at > kLongestPrompt) continue;
+    const std::string_view before = trimmed.substr(0, at);
+    if (before.find('@') == std::string_view::npos) continue;
+    if (before.find(' ') == std::string_view::npos || (before.front() == '[' && before.back() == ']')) return true;
+  }
+  return false;
+}
+
 PortLinkReading link_of(const Block& block) {
   // A missing line makes both of its halves unknown, for one reason.
   const auto half = [](const std::optional<LinkHalf>& line, std::string_view key) {
@@ -355,6 +375,7 @@ PortLinkReading link_of(const Block& block) {
   PortLinkReading link;
   std::tie(link.max_speed, link.max_width) = half(block.cap, "LnkCap");
   std::tie(link.current_speed, link.current_width) = half(block.sta, "LnkSta");
+  link.settings = settings_of(block.settings, block.access_denied);
   return link;
 }
 
@@ -368,22 +389,32 @@ void finish(std::optional<Block>& open, std::vector<LspciDevice>& devices, std::
     return;
   }
   PciFunction& function = block.device.function;
+  for (std::string& note : block.settings.notes) block.device.notes.push_back(std::move(note));
+  if (block.settings.acs_control && !block.settings.acs_capability) {
+    block.device.notes.push_back(
+        "ACSCtl without its ACSCap line: the ACS capability is taken as the bits ACSCtl "
+        "enables");
+  }
   if (block.unreadable) {
     function.link = PortLinkReading::unknown(make_error(*block.unreadable));
+    function.link->settings = make_error(*block.unreadable);
   } else if (block.express) {
     if (block.express_link) function.link = link_of(block);
-  } else if (block.cap || block.sta) {
-    // A filtered capture (`lspci -vv | grep -E 'LnkCap|LnkSta'`): the link
-    // lines are there, the capability line that names the port type is not.
-    // No note: the same device's full block often follows, and its notes
-    // would be merged into it.
+  } else if (block.cap || block.sta || block.settings.any_register()) {
+    // A filtered capture (`lspci -vv | grep -E 'LnkCap|LnkSta|ACSCtl'`): the
+    // link or settings lines are there, the capability line that names the
+    // port type is not. No note: the same device's full block often
+    // follows, and its notes would be merged into it.
     function.link = link_of(block);
   } else if (block.access_denied) {
     function.link = PortLinkReading::unknown(
         make_error("lspci could not read the capabilities ('Capabilities: <access denied>': run it as root)"));
+    function.link->settings = make_error(std::string(kSettingsNeedRoot));
   } else if (block.status_cap.value_or(true) && !block.capabilities) {
     // PCIe functions always list capabilities; a block without them was cut.
-    function.link = PortLinkReading::unknown(make_error("the lspci block ends before its capabilities (cut short?)"));
+    const Error cut = make_error("the lspci block ends before its capabilities (cut short?)");
+    function.link = PortLinkReading::unknown(cut);
+    function.link->settings = cut;
   }
   // Otherwise: no PCI Express capability, a conventional PCI function, no link.
   function.kind = classify_device(function.vendor_id, function.class_code);
@@ -457,8 +488,15 @@ Result<LspciCapture> parse_lspci(std::string_view text, std::string_view source)
       read_detail(trimmed, *open);
       continue;
     }
-    paused = open.has_value();
     ++capture.skipped_lines;
+    if (is_shell_prompt(trimmed)) {
+      // Another command's output follows: indented lines after it (a grep
+      // of ACSCtl without the device lines) belong to no block above.
+      finish(open, capture.devices, header_only);
+      paused = false;
+      continue;
+    }
+    paused = open.has_value();
   }
   finish(open, capture.devices, header_only);
   capture.skipped_lines += header_only;

@@ -31,6 +31,11 @@ std::string show(const BusRange& range) {
 }
 std::string show(PortRole role) { return std::string(to_string(role)); }
 std::string show(std::uint32_t class_code) { return hex_text(class_code, 6); }
+std::string show(bool flag) { return flag ? "+" : "-"; }
+std::string show(AspmControl aspm) { return std::string(lspci_text(aspm)); }
+std::string show(const std::optional<AcsRegisters>& acs) {
+  return acs ? "ACSCtl " + acs_bits_text(acs->control) : "no ACS capability";
+}
 
 // Who fills what: the kept device and the one merged into it.
 class Merger {
@@ -58,6 +63,36 @@ class Merger {
     } else if (!(mine == theirs)) {
       conflict(what, show(mine), show(theirs));
     }
+  }
+
+  // A setting one block read and the other did not is filled in; two
+  // different values keep the earlier one, with a note.
+  template <class T>
+  void setting(std::optional<T>& mine, const std::optional<T>& theirs, std::string_view what) {
+    if (!theirs) return;
+    if (!mine) {
+      mine = theirs;
+      filled(what);
+    } else if (!(*mine == *theirs)) {
+      conflict(what, show(*mine), show(*theirs));
+    }
+  }
+
+  void settings(Reading<PortSettings>& mine, const Reading<PortSettings>& theirs) {
+    if (!theirs) return;
+    if (!mine) {
+      mine = theirs;
+      filled("port settings");
+      return;
+    }
+    PortSettings& kept = mine.value();
+    const PortSettings& other = theirs.value();
+    setting(kept.max_payload_supported_bytes, other.max_payload_supported_bytes, "DevCap MaxPayload");
+    setting(kept.max_payload_bytes, other.max_payload_bytes, "DevCtl MaxPayload");
+    setting(kept.max_read_request_bytes, other.max_read_request_bytes, "DevCtl MaxReadReq");
+    setting(kept.relaxed_ordering, other.relaxed_ordering, "DevCtl RlxdOrd");
+    setting(kept.aspm, other.aspm, "LnkCtl ASPM");
+    reading(kept.acs, other.acs, "ACS");
   }
 
   void conflict(std::string_view what, const std::string& mine, const std::string& theirs) {
@@ -105,6 +140,7 @@ void merge_into(LspciDevice& kept, const LspciDevice& other) {
     merge.reading(mine.link->max_width, theirs.link->max_width, "LnkCap width");
     merge.reading(mine.link->current_speed, theirs.link->current_speed, "LnkSta speed");
     merge.reading(mine.link->current_width, theirs.link->current_width, "LnkSta width");
+    merge.settings(mine.link->settings, theirs.link->settings);
   }
   mine.is_virtual_function = mine.is_virtual_function || theirs.is_virtual_function;
   mine.kind = classify_device(mine.vendor_id, mine.class_code);

@@ -28,12 +28,17 @@ struct TestKind {
   Direction direction;
   CopyMethod method;
   Aggregation aggregation;
+  // Device-to-device tests: the matrix is GPU (row) by peer (column), the
+  // measurement's key is the peer contract's (tool_output.hpp), and a read
+  // test's row GPU read from the column GPU.
+  std::string_view peer_probe;
+  bool peer_read = false;
 };
 
 // The host<->device tests and what their numbers stand for (nvbandwidth
 // testcase descriptions: the bidirectional tests report the measured stream
 // while the opposite one runs; host_to_all/all_to_host run every GPU at once).
-std::optional<TestKind> host_test(std::string_view name) {
+std::optional<TestKind> copy_test(std::string_view name) {
   CopyMethod method;
   if (name.ends_with("_ce")) {
     method = CopyMethod::kCopyEngine;
@@ -52,9 +57,38 @@ std::optional<TestKind> host_test(std::string_view name) {
       {"all_to_host_memcpy", {Direction::kDeviceToHost, Aggregation::kWithPeers}},
   };
   for (const auto& [test, kind] : kTests) {
-    if (base == test) return TestKind{kind.first, method, kind.second};
+    if (base == test) return TestKind{kind.first, method, kind.second, {}, false};
+  }
+  // nvbandwidth testcases_ce.cpp / testcases_sm.cpp: a write test copies from
+  // the row GPU into the column GPU in the row's context; a read test copies
+  // from the column GPU into the row GPU, again driven by the row GPU. The
+  // bidirectional ones run the reverse copy at the same time.
+  const bool ce = method == CopyMethod::kCopyEngine;
+  static constexpr std::pair<std::string_view, std::pair<bool, Aggregation>> kPeerTests[] = {
+      {"device_to_device_memcpy_write", {false, Aggregation::kAlone}},
+      {"device_to_device_memcpy_read", {true, Aggregation::kAlone}},
+      {"device_to_device_bidirectional_memcpy_write", {false, Aggregation::kWithReverse}},
+      {"device_to_device_bidirectional_memcpy_read", {true, Aggregation::kWithReverse}},
+  };
+  for (const auto& [test, kind] : kPeerTests) {
+    if (base != test) continue;
+    const bool read = kind.first;
+    const std::string_view probe = read ? (ce ? kP2pReadCe : kP2pReadSm) : (ce ? kP2pWriteCe : kP2pWriteSm);
+    return TestKind{Direction::kDeviceToDevice, method, kind.second, probe, read};
   }
   return std::nullopt;
+}
+
+// A bidirectional device-to-device test prints three matrices in versions
+// after 0.7 ("Read1", "Read2", "Total"; "Write1", ...): the first is the
+// row GPU's copy while the reverse one runs, the second that reverse copy
+// (the same pair's number from the other side, already in its own row), the
+// third their sum. Older versions print one matrix, the row GPU's.
+bool peer_matrix_taken(std::string_view description) {
+  for (std::string_view skipped : {"Read2 ", "Write2 ", "Total "}) {
+    if (description.find(skipped) != std::string_view::npos) return false;
+  }
+  return true;
 }
 
 bool plausible_name(std::string_view name) {
@@ -63,6 +97,19 @@ bool plausible_name(std::string_view name) {
     if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
   }
   return true;
+}
+
+ToolMeasurement make_peer_measurement(const TestKind& kind, int gpu, int peer, double gbps, std::string_view source,
+                                      std::size_t line, std::uint64_t size_bytes = kDefaultBufferBytes) {
+  PeerCopy copy;
+  copy.probe = std::string(kind.peer_probe);
+  copy.gpu_index = gpu;
+  copy.peer_index = peer;
+  copy.peer_is_source = kind.peer_read;
+  copy.method = kind.method;
+  copy.aggregation = kind.aggregation;
+  copy.size_bytes = size_bytes;
+  return peer_measurement(copy, gbps, source, line);
 }
 
 ToolMeasurement make_measurement(std::string_view test, const TestKind& kind, int gpu, double gbps,
@@ -107,6 +154,16 @@ Cell read_cell(std::string_view text) {
   return {value, false};
 }
 
+// A JSON matrix cell: a string as in the text, a number, or null.
+Cell json_cell(const nlohmann::json& value) {
+  if (value.is_string()) return read_cell(value.get<std::string>());
+  if (value.is_number()) {
+    const double gbps = value.get<double>();
+    return gbps >= 0 && gbps <= kMaxPlausibleGbps ? Cell{gbps, false} : Cell{std::nullopt, true};
+  }
+  return Cell{std::nullopt, !value.is_null()};
+}
+
 // "Device 0: NVIDIA H100 80GB HBM3 (00000000:18:00)": index, name, address.
 void read_device_line(std::string_view text, ToolCapture& capture) {
   const auto colon = text.find(':');
@@ -135,6 +192,14 @@ struct TextTest {
   bool described = false;
   bool header = false;
   std::size_t rows = 0;
+  bool taken = true;  // a device-to-device matrix that is read (peer_matrix_taken)
+
+  [[nodiscard]] bool peer() const { return kind && !kind->peer_probe.empty(); }
+  // The next matrix of the same test (a bidirectional peer test's second).
+  void next_matrix() {
+    described = header = false;
+    rows = 0;
+  }
 };
 
 bool is_header_row(const std::vector<std::string_view>& cells) {
@@ -149,13 +214,14 @@ void note_skipped_tests(ToolCapture& capture, const std::set<std::string>& other
   if (other_tests.empty()) return;
   std::string names;
   for (const auto& name : other_tests) names += (names.empty() ? "" : ", ") + name;
-  capture.notes.push_back(capture.source + ": not host<->device tests, not read: " + names);
+  capture.notes.push_back(capture.source + ": not host<->device or device-to-device copy tests, not read: " + names);
 }
 
 Status finish(ToolCapture& capture, std::string_view what) {
   if (capture.measurements.empty()) {
     return make_error(capture.source + ": no host<->device result in this " + std::string(what) +
-                      " (host_to_device_memcpy_ce and the like)");
+                      " (host_to_device_memcpy_ce and the like), nor a device-to-device one "
+                      "(device_to_device_memcpy_write_ce and the like)");
   }
   return ok_status();
 }
@@ -173,7 +239,14 @@ Result<ToolCapture> parse_nvbandwidth(std::string_view text, std::string_view so
     while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
     while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
     if (t.empty()) {
-      if (test && test->rows > 0) test.reset();  // a matrix ends at the blank line after it
+      // A matrix ends at the blank line after it; a peer test may print more.
+      if (test && test->rows > 0) {
+        if (test->peer()) {
+          test->next_matrix();
+        } else {
+          test.reset();
+        }
+      }
       continue;
     }
     if (t.starts_with("Running ") && t.ends_with('.')) {
@@ -183,7 +256,7 @@ Result<ToolCapture> parse_nvbandwidth(std::string_view text, std::string_view so
         ++capture.skipped_lines;
         continue;
       }
-      test = TextTest{std::string(name), line.number, host_test(name), std::nullopt, false, false, 0};
+      test = TextTest{std::string(name), line.number, copy_test(name), std::nullopt, false, false, 0};
       if (!test->kind) other_tests.insert(test->name);
       continue;
     }
@@ -195,7 +268,13 @@ Result<ToolCapture> parse_nvbandwidth(std::string_view text, std::string_view so
         t.starts_with("CUDA Runtime Version") || t.starts_with("CUDA Driver Version") ||
         t.starts_with("Driver Version") || t.starts_with("NOTE:") || t.starts_with("Additional system-specific") ||
         t.starts_with("Performance can vary") || t.starts_with("SUM ") || t.starts_with("COEFFICIENT_OF_VARIATION ")) {
-      if (t.starts_with("SUM ")) test.reset();
+      if (t.starts_with("SUM ")) {
+        if (test && test->peer()) {
+          test->next_matrix();
+        } else {
+          test.reset();
+        }
+      }
       continue;
     }
     if (t.starts_with("Waived") || t.starts_with("ERROR") || t.starts_with("Not Found")) {
@@ -207,6 +286,7 @@ Result<ToolCapture> parse_nvbandwidth(std::string_view text, std::string_view so
     if (test && !test->described && (t.starts_with("memcpy ") || t.starts_with("memory "))) {
       test->described = true;
       test->gpu_column = gpu_is_column(t);
+      test->taken = peer_matrix_taken(t);
       continue;
     }
     const auto cells = tool_text::fields(t);
@@ -216,9 +296,22 @@ Result<ToolCapture> parse_nvbandwidth(std::string_view text, std::string_view so
     }
     if (test && test->header && cells.size() >= 2 && tool_text::parse_count(cells[0])) {
       ++test->rows;
-      if (!test->kind || !test->gpu_column) continue;
       const auto row = tool_text::parse_count(cells[0]).value();
       if (row > kMaxMatrixIndex) continue;
+      if (test->peer()) {
+        if (!test->taken) continue;
+        // GPU (row) by peer (column); the diagonal is a GPU to itself.
+        for (std::size_t column = 1; column < cells.size() && column <= kMaxMatrixIndex + 1; ++column) {
+          if (column - 1 == row) continue;
+          const Cell cell = read_cell(cells[column]);
+          if (cell.bad) ++bad_cells;
+          if (!cell.gbps) continue;
+          capture.measurements.push_back(make_peer_measurement(
+              *test->kind, static_cast<int>(row), static_cast<int>(column - 1), *cell.gbps, source, line.number));
+        }
+        continue;
+      }
+      if (!test->kind || !test->gpu_column) continue;
       // One host (row 0) per GPU column; a GPU row has one host column.
       for (std::size_t column = 1; column < cells.size() && column <= kMaxMatrixIndex + 1; ++column) {
         const Cell cell = read_cell(cells[column]);
@@ -282,7 +375,7 @@ Result<ToolCapture> parse_nvbandwidth_json(std::string_view text, std::string_vi
           1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
       search_from = at + 1;
     }
-    const auto kind = host_test(name);
+    const auto kind = copy_test(name);
     if (!kind) {
       other_tests.insert(name);
       continue;
@@ -298,6 +391,22 @@ Result<ToolCapture> parse_nvbandwidth_json(std::string_view text, std::string_vi
     if (description == testcase.end() || !description->is_string() || matrix == testcase.end() || !matrix->is_array()) {
       continue;
     }
+    if (!kind->peer_probe.empty()) {
+      if (!peer_matrix_taken(description->get<std::string>())) continue;
+      for (std::size_t row = 0; row < matrix->size() && row <= kMaxMatrixIndex; ++row) {
+        const nlohmann::json& cells = (*matrix)[row];
+        if (!cells.is_array()) continue;
+        for (std::size_t col = 0; col < cells.size() && col <= kMaxMatrixIndex; ++col) {
+          if (col == row) continue;
+          const Cell cell = json_cell(cells[col]);
+          if (cell.bad) ++bad_cells;
+          if (!cell.gbps) continue;
+          capture.measurements.push_back(make_peer_measurement(*kind, static_cast<int>(row), static_cast<int>(col),
+                                                               *cell.gbps, source, line, size_bytes));
+        }
+      }
+      continue;
+    }
     const auto column = gpu_is_column(description->get<std::string>());
     if (!column) continue;
     for (std::size_t row = 0; row < matrix->size() && row <= kMaxMatrixIndex; ++row) {
@@ -305,15 +414,7 @@ Result<ToolCapture> parse_nvbandwidth_json(std::string_view text, std::string_vi
       if (!cells.is_array()) continue;
       if (*column && row != 0) continue;
       for (std::size_t col = 0; col < cells.size() && col <= kMaxMatrixIndex; ++col) {
-        Cell cell;
-        if (cells[col].is_string()) {
-          cell = read_cell(cells[col].get<std::string>());
-        } else if (cells[col].is_number()) {
-          const double value = cells[col].get<double>();
-          cell = value >= 0 && value <= kMaxPlausibleGbps ? Cell{value, false} : Cell{std::nullopt, true};
-        } else {
-          cell.bad = !cells[col].is_null();
-        }
+        const Cell cell = json_cell(cells[col]);
         if (cell.bad) ++bad_cells;
         if (!cell.gbps) continue;
         const int gpu = *column ? static_cast<int>(col) : static_cast<int>(row);

@@ -14,13 +14,18 @@ namespace pcieval {
 //   *_bidirectional_memcpy_{ce,sm}                                  -> with_reverse
 //   host_to_all_memcpy_*, all_to_host_memcpy_*                      -> with_peers
 // one measurement per GPU column, in GB/s as printed (nvbandwidth divides by 1e9).
-// Device-to-device, latency and the bidirectional all-GPU tests are not
-// host-path numbers: they are skipped and named in a note. "Device N: name
+// And its device-to-device tests, one measurement per ordered GPU pair (the
+// diagonal skipped), with the peer contract's keys (tool_output.hpp):
+//   device_to_device_memcpy_write_{ce,sm}                 -> p2p_write_{ce,sm}, alone
+//   device_to_device_memcpy_read_{ce,sm}                  -> p2p_read_{ce,sm}, alone
+//   device_to_device_bidirectional_memcpy_{write,read}_*  -> the same keys, with_reverse
+// (of a bidirectional test's Read1/Read2/Total matrices, the first).
+// Latency, all-to-one and the other tests are skipped and named in a note. "Device N: name
 // (dddddddd:bb:dd)" lines (v0.6 and later) give each index its address.
 // Waived and failed tests are noted. Lines that are not nvbandwidth's are
 // skipped and counted.
 //
-// Errors when the text holds no host<->device result at all.
+// Errors when the text holds no host<->device or device-to-device result.
 [[nodiscard]] Result<ToolCapture> parse_nvbandwidth(std::string_view text, std::string_view source = "input");
 
 // `nvbandwidth -j`: {"nvbandwidth": {"testcases": [{"name", "status",

@@ -13,11 +13,42 @@ std::size_t assign_gpu_addresses(ToolCapture& capture, const std::map<int, PciAd
     if (!printed.gpu_index) continue;
     const auto found = addresses.find(*printed.gpu_index);
     if (found == addresses.end()) continue;
+    if (printed.peer_index) {
+      const auto peer = addresses.find(*printed.peer_index);
+      if (peer == addresses.end()) continue;
+      printed.measurement.subject = printed.peer_is_source ? to_string(peer->second) + "->" + to_string(found->second)
+                                                           : to_string(found->second) + "->" + to_string(peer->second);
+      printed.measurement.gpus = {found->second, peer->second};
+      ++mapped;
+      continue;
+    }
     printed.measurement.subject = to_string(found->second);
     printed.measurement.gpus = {found->second};
     ++mapped;
   }
   return mapped;
+}
+
+ToolMeasurement peer_measurement(const PeerCopy& copy, double gbps, std::string_view source, std::size_t line) {
+  ToolMeasurement printed;
+  Measurement& m = printed.measurement;
+  m.probe = copy.probe;
+  const std::string gpu = "GPU " + std::to_string(copy.gpu_index);
+  const std::string peer = "GPU " + std::to_string(copy.peer_index);
+  m.subject = copy.peer_is_source ? peer + "->" + gpu : gpu + "->" + peer;
+  m.direction = Direction::kDeviceToDevice;
+  m.method = copy.method;
+  m.aggregation = copy.aggregation;
+  m.size_bytes = copy.size_bytes;
+  m.bytes_per_trial = copy.size_bytes;
+  m.trials_gbps = {gbps};
+  m.stats = TrialStats{gbps, gbps, gbps, 0};
+  printed.gpu_index = copy.gpu_index;
+  printed.peer_index = copy.peer_index;
+  printed.peer_is_source = copy.peer_is_source;
+  printed.source = std::string(source);
+  printed.line = line;
+  return printed;
 }
 
 ToolCapture empty_capture(std::string_view tool, std::string_view source) {

@@ -35,9 +35,12 @@ inline constexpr std::array<std::string_view, 13> kRegistryProbeKeys = {
 };
 
 // nvbandwidth's host tests (ingest/nvbandwidth.cpp, "nvbandwidth_" + the
-// test's name), CUDA samples' bandwidthTest (ingest/bandwidth_test.cpp) and
-// nccl-tests' all_reduce_perf (model/captured_event.hpp).
-inline constexpr std::array<std::string_view, 18> kToolProbeKeys = {
+// test's name), CUDA samples' bandwidthTest (ingest/bandwidth_test.cpp),
+// nccl-tests' all_reduce_perf (model/captured_event.hpp), and the
+// device-to-device numbers of nvbandwidth and p2pBandwidthLatencyTest, which
+// carry the peer probes' own keys (issue 28's measurement contract,
+// ingest/tool_output.hpp) so that one per_probe entry sets the floor of both.
+inline constexpr std::array<std::string_view, 23> kToolProbeKeys = {
     "nvbandwidth_host_to_device_memcpy_ce",
     "nvbandwidth_host_to_device_memcpy_sm",
     "nvbandwidth_device_to_host_memcpy_ce",
@@ -56,6 +59,11 @@ inline constexpr std::array<std::string_view, 18> kToolProbeKeys = {
     "bandwidthtest_d2h_pageable",
     "nccltests_all_reduce",
     "nccltests_all_reduce_host",
+    "p2p_write_ce",
+    "p2p_read_ce",
+    "p2p_write_sm",
+    "p2p_read_sm",
+    "p2p_staged_ce",
 };
 
 [[nodiscard]] constexpr bool is_probe_key(std::string_view key) {

@@ -13,9 +13,19 @@ namespace {
 
 TEST(Detect, EveryFixtureByContent) {
   const std::vector<std::pair<std::string, CaptureFormat>> fixtures = {
-      {kEscFull, CaptureFormat::kLspci},      {kIcelakePlx, CaptureFormat::kLspci},
-      {kSmiBusy, CaptureFormat::kNvidiaSmi},  {kSmiIdleXml, CaptureFormat::kNvidiaSmiXml},
-      {kDmesgEsc, CaptureFormat::kKernelLog}, {kJournalIcelake, CaptureFormat::kKernelLog},
+      {kEscFull, CaptureFormat::kLspci},
+      {kIcelakePlx, CaptureFormat::kLspci},
+      {kSmiBusy, CaptureFormat::kNvidiaSmi},
+      {kSmiIdleXml, CaptureFormat::kNvidiaSmiXml},
+      {kDmesgEsc, CaptureFormat::kKernelLog},
+      {kJournalIcelake, CaptureFormat::kKernelLog},
+      // Issue 28's peer-to-peer and path-settings captures.
+      {"lspci_vvv_supermicro_7048gr_plx_acs_redirect_mps128.txt", CaptureFormat::kLspci},
+      {"lspci_grep_acsctl_supermicro_7048gr_after_setpci.txt", CaptureFormat::kLspci},
+      {"p2pbw_nccl814_6gpu_p2p_enabled_slower.txt", CaptureFormat::kP2pBandwidthLatencyTest},
+      {"p2pbw_nccl257_4x1080ti_cannot_across_sockets.txt", CaptureFormat::kP2pBandwidthLatencyTest},
+      {"topo_p2p_r_genoa_8gpu_all_ok.txt", CaptureFormat::kNvidiaSmiTopoP2p},
+      {"topo_p2p_rw_2gpu_blackwell_phb_cns.txt", CaptureFormat::kNvidiaSmiTopoP2p},
   };
   for (const auto& [name, format] : fixtures) {
     const auto detected = detect_capture_format(read_capture(name));

@@ -19,6 +19,12 @@ inline std::filesystem::path capture_path(const std::string& name) {
   return std::filesystem::path(PCIEVAL_SOURCE_DIR) / "tests" / "fixtures" / "captures" / name;
 }
 
+// The shared corpus of real captures, beside the checkout (as
+// tests/cli/corpus_test.cpp finds it); tests skip where it is not there.
+inline std::filesystem::path corpus_path(const std::string& name) {
+  return std::filesystem::path(PCIEVAL_SOURCE_DIR).parent_path() / "shared" / "corpus" / name;
+}
+
 inline std::string read_capture(const std::string& name) {
   std::ifstream in(capture_path(name), std::ios::binary);
   if (!in) throw std::runtime_error("missing fixture " + name);

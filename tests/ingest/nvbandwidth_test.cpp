@@ -15,8 +15,9 @@ constexpr const char* kRtx4090Json = "nvbw_json_8x_rtx4090_gpu5_x8.json";
 TEST(Nvbandwidth, TextReadsEveryHostTestPerGpuWithAddresses) {
   const auto parsed = parse_nvbandwidth(read_capture(kH100Text), "h100.txt");
   ASSERT_TRUE(parsed) << parsed.error().message;
-  // 8 GPUs x (h2d ce, d2h ce, h2d bidirectional ce, h2d sm); D2D is not read.
-  EXPECT_EQ(parsed->measurements.size(), 32u);
+  // 8 GPUs x (h2d ce, d2h ce, h2d bidirectional ce, h2d sm), and the
+  // device-to-device write test's 8 x 7 ordered pairs (issue 28).
+  EXPECT_EQ(parsed->measurements.size(), 32u + 56u);
   ASSERT_EQ(parsed->gpu_addresses.size(), 8u);
   EXPECT_EQ(to_string(parsed->gpu_addresses.at(5)), "0000:ab:00.0");
   EXPECT_EQ(parsed->gpu_names.at(0), "NVIDIA H100 80GB HBM3");
@@ -46,10 +47,13 @@ TEST(Nvbandwidth, TextReadsEveryHostTestPerGpuWithAddresses) {
   EXPECT_EQ(sm->measurement.method, CopyMethod::kSmKernel);
   EXPECT_DOUBLE_EQ(sm->measurement.stats.median_gbps, 35.39);
 
-  bool named_d2d = false;
-  for (const auto& note : parsed->notes)
-    named_d2d |= note.find("device_to_device_memcpy_write_ce") != std::string::npos;
-  EXPECT_TRUE(named_d2d);
+  // The device-to-device test is read now, not named among the skipped.
+  for (const auto& note : parsed->notes) EXPECT_EQ(note.find("device_to_device_memcpy_write_ce"), std::string::npos);
+  const ToolMeasurement* d2d = find_measurement(*parsed, "p2p_write_ce", "0000:18:00.0->0000:ab:00.0");
+  ASSERT_NE(d2d, nullptr);
+  EXPECT_EQ(d2d->measurement.direction, Direction::kDeviceToDevice);
+  ASSERT_EQ(d2d->measurement.gpus.size(), 2u);
+  EXPECT_EQ(to_string(d2d->measurement.gpus[1]), "0000:ab:00.0");
   // The four '#' comment lines and the shell prompt are not nvbandwidth's.
   EXPECT_EQ(parsed->skipped_lines, 5u);
 }
@@ -81,12 +85,18 @@ TEST(Nvbandwidth, NotApplicableCellsAndWaivedTests) {
   EXPECT_EQ(parsed->measurements[0].measurement.size_bytes, 512u << 20);  // nvbandwidth's default, noted
 }
 
-TEST(Nvbandwidth, NoHostResultIsAnError) {
+TEST(Nvbandwidth, NoCopyResultIsAnError) {
+  // A device-to-device run alone is read (issue 28); a latency run is not.
   const auto only_d2d = parse_nvbandwidth(
       "Running device_to_device_memcpy_read_ce.\nmemcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)\n"
       "          0         1\n 0      N/A    276.07\n 1   276.19       N/A\n");
-  ASSERT_FALSE(only_d2d);
-  EXPECT_NE(only_d2d.error().message.find("no host<->device result"), std::string::npos);
+  ASSERT_TRUE(only_d2d) << only_d2d.error().message;
+  EXPECT_EQ(only_d2d->measurements.size(), 2u);
+  const auto latency = parse_nvbandwidth(
+      "Running device_local_copy.\nmemcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)\n"
+      "          0\n 0   1200.00\n");
+  ASSERT_FALSE(latency);
+  EXPECT_NE(latency.error().message.find("no host<->device result"), std::string::npos);
   EXPECT_FALSE(parse_nvbandwidth(""));
 }
 
