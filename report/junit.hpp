@@ -52,7 +52,7 @@ class UniqueCaseNames {
 //   history across runs whatever its verdict; a name met again in the same
 //   run gets " (2)", " (3)", ... so every test case is distinct;
 // - pass: an empty test case;
-// - link_downgraded, bandwidth_low, link_errors, missing: <failure
+// - link_downgraded, bandwidth_low, link_errors, missing, misconfigured: <failure
 //   type=status message=reason> whose text is the remediation, the reason
 //   code and the link the verdict names;
 // - inconclusive: <error type="inconclusive" message=reason>, same text.
