@@ -475,47 +475,103 @@ bool looks_like_kernel_log(std::string_view text) {
 
 namespace {
 
+// Where read_kernel_log stopped: the bytes and the lines it read.
+struct ReadExtent {
+  std::size_t bytes = 0;
+  std::size_t lines = 0;
+};
+
+// Reads `text` to its end, or, with `ends_at`, to the first line after the
+// first where it says a capture of another format begins; `extent`, when
+// given, says where that was.
 Result<KernelLogCapture> read_kernel_log(std::string_view text, std::string_view source, std::size_t first_line,
-                                         std::size_t joined_lines) {
+                                         std::size_t joined_lines, CaptureHeadTest ends_at = nullptr,
+                                         ReadExtent* extent = nullptr) {
   KernelLogReader reader(source);
   std::size_t start = 0;                                     // the first line not yet read or counted
   std::size_t number = first_line > 0 ? first_line - 1 : 0;  // lines before `start`
-  std::size_t read_until = 0;                                // the last line of the last marker line's report
+  const std::size_t first_number = number;
+  std::size_t read_until = 0;  // the last line of the last marker line's report
+  // A capture of another format begins at a line without a time stamp only
+  // (split_capture_sections passes the stamped ones), and each such line is
+  // looked at below as a line start, read by itself or a marker's line.
+  std::size_t looked_at = text.size();
+  const auto ends_here = [&](std::size_t at) {
+    if (ends_at == nullptr || at == 0 || at >= text.size() || text[at] == '[' || at == looked_at) return false;
+    looked_at = at;
+    return ends_at(text, at);
+  };
+  bool ended = false;  // at `start`, where another capture begins
   while (start < text.size()) {
-    const std::size_t marker = kMarkerScanner.next(text, start);
-    // The start of the marker's line; `start` begins a line, so it is no later.
-    std::size_t marker_line = text.size();
-    if (marker < text.size()) {
+    if (ends_here(start)) {
+      ended = true;
+      break;
+    }
+    std::size_t marker = text.size();       // a position inside the next marker
+    std::size_t marker_line = text.size();  // the start of its line
+    const auto find_line = [&] {
+      if (marker == text.size()) return;
       const std::size_t newline = text.rfind('\n', marker);
       marker_line = newline == std::string_view::npos ? 0 : newline + 1;
-    }
-    // The lines before it hold no marker: counted, not read, except for a
-    // status dump line in the report of the marker line above.
-    while (start < marker_line) {
-      // Past the report of the last marker line, with the shape known, a
-      // stamped line is only counted: pass a run of them at once.
-      if (number >= read_until && reader.shaped() && text[start] == '[') {
-        std::size_t passed = 0;
-        start = next_unstamped_line(text.substr(0, marker_line), start, passed);
-        number += passed;
-        reader.stamped_lines(passed);
+    };
+    if (number >= read_until && reader.shaped() && text[start] == '[') {
+      // Past the report of the last marker line, with the shape known,
+      // stamped lines are only counted: one walk finds the next marker and
+      // counts the lines before it, or stops at a line without a stamp.
+      std::size_t passed = 0;
+      const std::size_t stop = kMarkerScanner.next_or_unstamped_line(text, start, passed);
+      number += passed;
+      reader.stamped_lines(passed);
+      if (stop == text.size() || (text[stop - 1] == '\n' && text[stop] != '[')) {
+        start = stop;  // the end, or a line without a stamp: read below
         continue;
       }
-      const std::size_t end = line_end(text, start);
-      const std::string_view line = text.substr(start, end - start);
-      if (++number <= read_until && holds_status_dump(line)) {
-        reader.line(line, number);
-      } else {
-        reader.plain_line(line);
+      marker = stop;
+      find_line();
+      start = marker_line;
+    } else {
+      // `start` begins a line, so the marker's line starts no earlier.
+      marker = kMarkerScanner.next(text, start);
+      find_line();
+      // The lines before it hold no marker: counted, not read, except for a
+      // status dump line in the report of the marker line above.
+      while (start < marker_line) {
+        // Past that report, with the shape known, a stamped line is only
+        // counted: pass a run of them at once.
+        if (number >= read_until && reader.shaped() && text[start] == '[') {
+          std::size_t passed = 0;
+          start = next_unstamped_line(text.substr(0, marker_line), start, passed);
+          number += passed;
+          reader.stamped_lines(passed);
+          continue;
+        }
+        if (ends_here(start)) {
+          ended = true;
+          break;
+        }
+        const std::size_t end = line_end(text, start);
+        const std::string_view line = text.substr(start, end - start);
+        if (++number <= read_until && holds_status_dump(line)) {
+          reader.line(line, number);
+        } else {
+          reader.plain_line(line);
+        }
+        start = end + 1;
       }
-      start = end + 1;
+      if (ended) break;
     }
     if (marker == text.size()) break;
+    if (ends_here(marker_line)) {
+      start = marker_line;
+      ended = true;
+      break;
+    }
     const std::size_t end = line_end(text, marker);
     reader.line(text.substr(marker_line, end - marker_line), ++number);
     if (reader.opens_report()) read_until = number + kReportLines;
     start = end + 1;
   }
+  if (extent != nullptr) *extent = ReadExtent{ended ? start : text.size(), number - first_number};
   if (joined_lines > 0) {
     reader.note(std::string(source) + ": joined " + std::to_string(joined_lines) +
                 (joined_lines == 1 ? " line" : " lines") +
@@ -533,6 +589,13 @@ Result<KernelLogCapture> parse_kernel_log(std::string_view text, std::string_vie
     return read_kernel_log(*unwrapped, source, first_line, joined);
   }
   return read_kernel_log(text, source, first_line, 0);
+}
+
+KernelLogWalk walk_kernel_log(std::string_view text, std::string_view source, std::size_t first_line,
+                              CaptureHeadTest ends_at) {
+  ReadExtent extent;
+  auto capture = read_kernel_log(text, source, first_line, 0, ends_at, &extent);
+  return KernelLogWalk{std::move(capture), extent.bytes, extent.lines};
 }
 
 }  // namespace pcieval

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "ingest/detail/stamped_lines.hpp"
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #endif
@@ -102,6 +104,56 @@ __attribute__((target("avx2"))) std::size_t next_avx2(const MarkerScanner::Nibbl
   }
   return size;
 }
+
+// next_avx2 that also stops at a line that does not begin with '[' and
+// counts the newlines it passes: the block's newlines and the bytes
+// after them come from the two loads the anchor search makes anyway.
+// Returns `size` with `at` where the blocks ended when it found neither.
+template <class Verify>
+__attribute__((target("avx2,popcnt"))) std::size_t next_or_line_avx2(const MarkerScanner::NibbleTables& nibbles,
+                                                                     const unsigned char* bytes, std::size_t size,
+                                                                     std::size_t& at, std::size_t& lines,
+                                                                     const Verify& verify) {
+  const __m256i first_low = load_table_twice(nibbles.first_low);
+  const __m256i first_high = load_table_twice(nibbles.first_high);
+  const __m256i second_low = load_table_twice(nibbles.second_low);
+  const __m256i second_high = load_table_twice(nibbles.second_high);
+  const __m256i newline = _mm256_set1_epi8('\n');
+  const __m256i bracket = _mm256_set1_epi8('[');
+  for (; at + 33 <= size; at += 32) {
+    const __m256i first = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bytes + at));
+    const __m256i second = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bytes + at + 1));
+    const __m256i both =
+        _mm256_and_si256(buckets_of(first, first_low, first_high), buckets_of(second, second_low, second_high));
+    const auto none = static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(both, _mm256_setzero_si256())));
+    const auto newlines = static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(first, newline)));
+    const auto headed = static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(second, bracket)));
+    // Bit i: byte i is a newline and the line after it, from i + 1, is
+    // not stamped.
+    const std::uint32_t other = newlines & ~headed;
+    if ((~none | other) == 0) {
+      lines += static_cast<std::size_t>(__builtin_popcount(newlines));
+      continue;
+    }
+    // Candidates up to that newline: a marker anchored at the line start
+    // after it counts as that line's.
+    const std::uint64_t through = other == 0 ? ~std::uint64_t{0} : (std::uint64_t{2} << __builtin_ctz(other)) - 1;
+    for (std::uint32_t candidates = ~none & static_cast<std::uint32_t>(through); candidates != 0;
+         candidates &= candidates - 1) {
+      const int offset = __builtin_ctz(candidates);
+      if (verify(at + static_cast<std::size_t>(offset))) {
+        lines += static_cast<std::size_t>(__builtin_popcount(newlines & ((std::uint32_t{1} << offset) - 1U)));
+        return at + static_cast<std::size_t>(offset);
+      }
+    }
+    if (other != 0) {
+      lines += static_cast<std::size_t>(__builtin_popcount(newlines & static_cast<std::uint32_t>(through)));
+      return at + static_cast<std::size_t>(__builtin_ctz(other)) + 1;
+    }
+    lines += static_cast<std::size_t>(__builtin_popcount(newlines));
+  }
+  return size;
+}
 #endif
 
 }  // namespace
@@ -137,6 +189,55 @@ std::size_t MarkerScanner::next(std::string_view text, std::size_t from) const {
     if (verify(at)) return at;
   }
   return size;
+}
+
+std::size_t MarkerScanner::next_or_unstamped_line(std::string_view text, std::size_t from, std::size_t& lines) const {
+  const std::size_t size = text.size();
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool avx2 = __builtin_cpu_supports("avx2") != 0 && __builtin_cpu_supports("popcnt") != 0;
+  if (avx2) {
+    const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
+    const auto verify = [&](std::size_t at) { return anchor_at(anchor_table_, bytes, at) && marker_at(text, at); };
+    std::size_t at = from;
+    std::size_t passed = 0;
+    if (const std::size_t found = next_or_line_avx2(nibbles_, bytes, size, at, passed, verify); found != size) {
+      lines += passed;
+      return found;
+    }
+    // The tail, byte by byte.
+    for (; at < size; ++at) {
+      if (at + 1 < size && verify(at)) {
+        lines += passed;
+        return at;
+      }
+      if (bytes[at] != '\n') continue;
+      ++passed;
+      if (at + 1 < size && text[at + 1] != '[') {
+        lines += passed;
+        return at + 1;
+      }
+    }
+    if (from < size && text.back() != '\n') ++passed;
+    lines += passed;
+    return size;
+  }
+#endif
+  return next_then_unstamped_line(text, from, lines);
+}
+
+std::size_t MarkerScanner::next_then_unstamped_line(std::string_view text, std::size_t from, std::size_t& lines) const {
+  const std::size_t size = text.size();
+  const std::size_t marker = next(text, from);
+  std::size_t marker_line = size;
+  if (marker < size) {
+    const std::size_t newline = text.rfind('\n', marker);
+    marker_line = newline == std::string_view::npos || newline < from ? from : newline + 1;
+  }
+  const std::size_t stop = next_unstamped_line(text.substr(0, marker_line), from, lines);
+  if (stop < marker_line || marker == size) return stop;
+  // The marker's own line, when it is not stamped.
+  if (marker_line > from && text[marker_line] != '[') return marker_line;
+  return marker;
 }
 
 }  // namespace pcieval
