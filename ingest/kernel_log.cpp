@@ -108,6 +108,24 @@ bool holds_status_dump(std::string_view line) {
   return false;
 }
 
+// The address text an enumeration line names its function by ("pci
+// 0000:00:03.1: [1022:1483] type 01 ..." -> "0000:00:03.1"), `at` being
+// where "] type 0" starts: the last token before the "[vvvv:dddd]", which
+// enumerated_address (device_in) reads first. Empty when the line has not
+// that shape.
+std::string_view enumeration_token(std::string_view text, std::size_t at) {
+  const auto open = text.rfind('[', at);
+  if (open == std::string_view::npos || at - open != 10 || text[open + 5] != ':') return {};
+  const std::string_view prefix = text.substr(0, open);
+  const auto last = prefix.find_last_not_of(' ');
+  if (last == std::string_view::npos) return {};
+  const auto space = prefix.rfind(' ', last);
+  const std::size_t first = space == std::string_view::npos ? 0 : space + 1;
+  std::string_view token = prefix.substr(first, last + 1 - first);
+  if (token.ends_with(':')) token.remove_suffix(1);
+  return token;
+}
+
 // The end of the line that holds `from`: its '\n', or the end of the text.
 std::size_t line_end(std::string_view text, std::size_t from) {
   const void* found = std::memchr(text.data() + from, '\n', text.size() - from);
@@ -322,11 +340,22 @@ class KernelLogReader {
       // A log enumerates each function once per boot, and many boots are
       // pasted: a function already known is not parsed again.
       enumeration_ = true;
-      if (const auto bdf = enumerated_address(text, at); !bdf || known_function(*bdf)) return false;
-      if (auto function = enumerated_function(text, at)) {
-        function->line = number;
-        if (!known_function(function->bdf)) capture_.enumerated.push_back(std::move(*function));
+      // Known by its address text: every boot of a pasted log enumerates
+      // the same functions, and a compare costs less than a parse.
+      const std::string_view token = enumeration_token(text, at);
+      if (!token.empty() && std::find(known_tokens_.begin(), known_tokens_.end(), token) != known_tokens_.end()) {
+        return false;
       }
+      const auto bdf = enumerated_address(text, at);
+      if (!bdf) return false;
+      if (!known_function(*bdf)) {
+        if (auto function = enumerated_function(text, at)) {
+          function->line = number;
+          if (!known_function(function->bdf)) capture_.enumerated.push_back(std::move(*function));
+        }
+      }
+      // The text stands for the function only where it is what named it.
+      if (!token.empty() && known_function(*bdf) && full_address(token) == bdf) known_tokens_.emplace_back(token);
       return false;
     }
     if (contains(text, "bwctrl") || contains(text, "Link Bandwidth Notification") ||
@@ -389,6 +418,7 @@ class KernelLogReader {
   bool pending_ = false;      // the last event is a root port's "error received" announcement
   bool enumeration_ = false;  // the last line read enumerated a function ("] type 0")
   std::optional<NamedGpu> named_gpu_;
+  std::vector<std::string> known_tokens_;  // enumeration_token of each function in capture_.enumerated
   std::map<int, std::size_t> other_xids_;
 };
 

@@ -303,3 +303,31 @@ TEST(KernelLogWalk, AWrappedPasteBeforeALargeRestIsStillUnwrapped) {
 
 }  // namespace
 }  // namespace pcieval::testing
+
+namespace pcieval::testing {
+namespace {
+
+TEST(KernelLogWalk, AFunctionIsKnownByItsAddressTextOnlyOnceItWasRead) {
+  // The first enumeration line of 0000:00:03.1 is cut (no class): the
+  // function is read from the second, and the third (another boot, another
+  // id) does not replace it; 0000:00:03.2 shares no text with it.
+  const std::string text =
+      "[    0.100000] pci 0000:00:03.1: [1022:1483] type 01 clas\n"
+      "[    0.200000] pci 0000:00:03.1: [1022:1483] type 01 class 0x060400 PCIe Root Port\n"
+      "[    0.300000] pci 0000:00:03.1: [10de:1111] type 00 class 0x030000 PCIe Endpoint\n"
+      "[    0.400000] pci 0000:00:03.2: [1022:1483] type 01 class 0x060400 PCIe Root Port\n"
+      "[    0.500000] pci 0000:00:03.1: [1022:1483] type 01 class 0x060400 PCIe Root Port\n";
+  const auto parsed = parse_kernel_log(text, "boots");
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  ASSERT_EQ(parsed->enumerated.size(), 2U);
+  EXPECT_EQ(to_string(parsed->enumerated[0].bdf), "0000:00:03.1");
+  EXPECT_EQ(parsed->enumerated[0].line, 2U);
+  EXPECT_EQ(parsed->enumerated[0].vendor_id, 0x1022);
+  EXPECT_EQ(parsed->enumerated[0].port_type, "PCIe Root Port");
+  EXPECT_EQ(to_string(parsed->enumerated[1].bdf), "0000:00:03.2");
+  EXPECT_EQ(parsed->enumerated[1].line, 4U);
+  EXPECT_EQ(parsed->skipped_lines, 5U);
+}
+
+}  // namespace
+}  // namespace pcieval::testing
