@@ -92,6 +92,15 @@ constexpr std::array kMarkers{
 };
 constexpr MarkerScanner kMarkerScanner{kMarkers};
 
+// The bit of kMarkerScanner.markers_in() that says `text` is in a line; not
+// a constant expression (so no build) for a text that is no marker.
+consteval std::uint64_t marker_bit(std::string_view text) {
+  for (std::size_t i = 0; i < kMarkers.size(); ++i) {
+    if (kMarkers[i].text == text) return std::uint64_t{1} << i;
+  }
+  throw "not one of kMarkers";
+}
+
 // True when `line` holds kStatusDump. The lines after a marker line are
 // checked for it one by one, and a stamped line starts with "[   12.3": a
 // search for the indent's first byte (std::string_view::find) stops at each
@@ -162,7 +171,7 @@ class KernelLogReader {
     ++capture_.lines;
     shaped_ = shaped_ || kernel_shaped(text);
     quoted_ = quoted_ || quoted_kernel_message(text);
-    if (!event(text, number)) ++capture_.skipped_lines;
+    if (!event(text, kMarkerScanner.markers_in(text), number)) ++capture_.skipped_lines;
   }
 
   // Any other line: event() would accept nothing in it, so it is only
@@ -236,9 +245,11 @@ class KernelLogReader {
 
   // True when the line is a PCIe event (recorded) or a line about one this
   // reader recognises and deliberately leaves out. kMarkers lists what a line
-  // must hold for any branch to accept it.
-  bool event(std::string_view text, std::size_t number) {
-    if (contains(text, "available PCIe bandwidth")) {
+  // must hold for any branch to accept it; `held` says which it holds
+  // (markers_in), so the line is scanned once, not once per branch.
+  bool event(std::string_view text, std::uint64_t held, std::size_t number) {
+    const auto holds = [held](std::uint64_t bits) { return (held & bits) != 0; };
+    if (holds(marker_bit("available PCIe bandwidth"))) {
       if (auto limited = parse_bandwidth_limited(text)) {
         limited->line = number;
         limited->time_s = kernel_log_time(text);
@@ -248,7 +259,8 @@ class KernelLogReader {
       // The verbose form without a limit ("... (16.0 GT/s PCIe x16 link)") is healthy.
       return !contains(text, "limited by");
     }
-    if (const auto at = text.find("PCIe Bus Error: severity="); at != std::string_view::npos) {
+    if (holds(marker_bit("PCIe Bus Error: severity="))) {
+      const auto at = text.find("PCIe Bus Error: severity=");
       const auto device = device_in(text.substr(0, at));
       if (!device) return false;
       // Kernels before 6.x say "Corrected" / "Uncorrected (Fatal)", later
@@ -278,7 +290,7 @@ class KernelLogReader {
       add(kind, *device, text, number);
       return true;
     }
-    if (contains(text, "Surprise Down") || contains(text, "] SDES")) {
+    if (holds(marker_bit("Surprise Down") | marker_bit("] SDES"))) {
       const auto device = device_in(text);
       if (!device) return false;
       // The status dump under an uncorrected error names its cause: the same
@@ -292,7 +304,7 @@ class KernelLogReader {
       add(KernelEventKind::kSurpriseDown, *device, text, number);
       return true;
     }
-    if (contains(text, "Xid (")) {
+    if (holds(marker_bit("Xid ("))) {
       const auto xid = parse_xid(text);
       if (!xid) return false;
       // Xid 79 is the one about the bus ("GPU has fallen off the bus", NVIDIA
@@ -327,14 +339,15 @@ class KernelLogReader {
       }
       return true;
     }
-    if (const auto at = text.find(kNamedGpu); at != std::string_view::npos) {
+    if (holds(marker_bit(kNamedGpu))) {
       // The first line of a message the driver goes on with on the next
       // lines; what it says is not known yet, so the line is not counted as
       // read unless its end says the GPU fell off the bus.
       if (auto gpu = fallen_gpu(text)) named_gpu_ = NamedGpu{*gpu, number, std::string(text)};
       return false;
     }
-    if (const auto at = text.find("] type 0"); at != std::string_view::npos) {
+    if (holds(marker_bit("] type 0"))) {
+      const auto at = text.find("] type 0");
       // A function the kernel enumerated: what it is, for the devices the
       // events name. Not a PCIe event, so counted with the lines skipped.
       // A log enumerates each function once per boot, and many boots are
@@ -358,14 +371,14 @@ class KernelLogReader {
       if (!token.empty() && known_function(*bdf) && full_address(token) == bdf) known_tokens_.emplace_back(token);
       return false;
     }
-    if (contains(text, "bwctrl") || contains(text, "Link Bandwidth Notification") ||
-        contains(text, "bw_notification")) {
+    if (holds(marker_bit("bwctrl") | marker_bit("Link Bandwidth Notification") | marker_bit("bw_notification"))) {
       const auto device = device_in(text);
       if (!device) return false;
       add(KernelEventKind::kBandwidthNotification, *device, text, number);
       return true;
     }
-    if (const auto at = text.find("AER: "); at != std::string_view::npos) {
+    if (holds(marker_bit("AER: "))) {
+      const auto at = text.find("AER: ");
       // An announcement is an error of its own until the detail line of the
       // same severity claims it: the detail is rate-limited, missing on old
       // kernels, or left out of a quote in a bug report.
@@ -389,7 +402,7 @@ class KernelLogReader {
     // AER's other lines about an error already counted above (the "device
     // [10de:2330] error status/mask" line, uncorrected "error received"
     // lines, "AER: enabled with IRQ") are recognised, not skipped.
-    return contains(text, "AER: ") || contains(text, "error status/mask=");
+    return holds(marker_bit("AER: ") | marker_bit("error status/mask="));
   }
 
   [[nodiscard]] bool known_function(const PciAddress& bdf) const {

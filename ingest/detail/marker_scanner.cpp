@@ -1,5 +1,6 @@
 #include "ingest/detail/marker_scanner.hpp"
 
+#include <array>
 #include <cstring>
 
 #include "ingest/detail/stamped_lines.hpp"
@@ -154,6 +155,34 @@ __attribute__((target("avx2,popcnt"))) std::size_t next_or_line_avx2(const Marke
   }
   return size;
 }
+
+// The positions of `text` (at most kShortText bytes) where an anchor may
+// start, bit i of word i / 32 for position i: the search of next_avx2 over
+// a copy padded with zeros (no anchor byte), so a line needs no bytewise
+// tail. Positions past the second to last byte are cleared.
+constexpr std::size_t kShortText = 256;
+__attribute__((target("avx2"))) void candidates_avx2(const MarkerScanner::NibbleTables& nibbles, std::string_view text,
+                                                     std::array<std::uint32_t, kShortText / 32>& words) {
+  alignas(32) std::array<unsigned char, kShortText + 64> padded;
+  std::memcpy(padded.data(), text.data(), text.size());
+  std::memset(padded.data() + text.size(), 0, 64);
+  const __m256i first_low = load_table_twice(nibbles.first_low);
+  const __m256i first_high = load_table_twice(nibbles.first_high);
+  const __m256i second_low = load_table_twice(nibbles.second_low);
+  const __m256i second_high = load_table_twice(nibbles.second_high);
+  for (std::size_t at = 0, word = 0; at < text.size(); at += 32, ++word) {
+    const __m256i first = _mm256_load_si256(reinterpret_cast<const __m256i*>(padded.data() + at));
+    const __m256i second = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(padded.data() + at + 1));
+    const __m256i both =
+        _mm256_and_si256(buckets_of(first, first_low, first_high), buckets_of(second, second_low, second_high));
+    words[word] = ~static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(both, _mm256_setzero_si256())));
+    if (at + 32 >= text.size()) {
+      // An anchor is two bytes: none starts at the last one.
+      const std::size_t valid = text.size() - 1 - at;
+      words[word] &= valid >= 32 ? ~std::uint32_t{0} : (std::uint32_t{1} << valid) - 1U;
+    }
+  }
+}
 #endif
 
 }  // namespace
@@ -189,6 +218,34 @@ std::size_t MarkerScanner::next(std::string_view text, std::size_t from) const {
     if (verify(at)) return at;
   }
   return size;
+}
+
+std::uint64_t MarkerScanner::markers_in(std::string_view text) const {
+  std::uint64_t held = 0;
+  // Every marker anchored at `at`, looked at in full.
+  const auto mark = [&](std::size_t at) {
+    for (std::size_t i = 0; i < markers_.size() && i < 64; ++i) {
+      const ScanMarker& marker = markers_[i];
+      if (text[at] != marker.text[marker.anchor] || text[at + 1] != marker.text[marker.anchor + 1]) continue;
+      if (at < marker.anchor || text.size() - (at - marker.anchor) < marker.text.size()) continue;
+      if (std::memcmp(text.data() + at - marker.anchor, marker.text.data(), marker.text.size()) == 0) {
+        held |= std::uint64_t{1} << i;
+      }
+    }
+  };
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool avx2 = __builtin_cpu_supports("avx2") != 0;
+  if (avx2 && text.size() >= 2 && text.size() <= kShortText) {
+    std::array<std::uint32_t, kShortText / 32> words{};
+    candidates_avx2(nibbles_, text, words);
+    for (std::size_t word = 0; word < words.size(); ++word) {
+      for (std::uint32_t bits = words[word]; bits != 0; bits &= bits - 1) mark(word * 32 + __builtin_ctz(bits));
+    }
+    return held;
+  }
+#endif
+  for (std::size_t at = next(text, 0); at < text.size(); at = next(text, at + 1)) mark(at);
+  return held;
 }
 
 std::size_t MarkerScanner::next_or_unstamped_line(std::string_view text, std::size_t from, std::size_t& lines) const {

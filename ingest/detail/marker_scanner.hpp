@@ -73,6 +73,10 @@ class MarkerScanner {
   // starts), or text.size() when there is none.
   [[nodiscard]] std::size_t next(std::string_view text, std::size_t from) const;
 
+  // Bit i set when markers[i] is in `text` (the first 64 markers): one scan
+  // of a line that a dozen substring searches asked the same of, one by one.
+  [[nodiscard]] std::uint64_t markers_in(std::string_view text) const;
+
   // next(), or the start of a line after `from`'s that does not begin with
   // '[' (stamped_lines.hpp), whichever comes first (the line's start when
   // both are there); adds to `lines` the newlines before the position

@@ -103,6 +103,31 @@ TEST(KernelLogWalk, MarkerOrUnstampedLineAcrossLongRuns) {
   }
 }
 
+TEST(KernelLogWalk, MarkersInALineAreThoseItContains) {
+  // Lines short enough for the padded vector search and longer, each marker
+  // at every offset of a block and at both ends, alone and two together.
+  std::mt19937 random(7);
+  for (std::size_t length : {2U, 20U, 31U, 32U, 33U, 64U, 100U, 255U, 256U, 257U, 600U}) {
+    for (int round = 0; round < 200; ++round) {
+      std::string text(length, '.');
+      for (char& c : text) c = "ab ]t[ySDXiR:kwdr="[random() % 18];
+      for (int n = static_cast<int>(random() % 3); n > 0; --n) {
+        const ScanMarker& marker = kWalkMarkers[random() % kWalkMarkers.size()];
+        if (marker.text.size() > text.size()) continue;
+        text.replace(random() % (text.size() - marker.text.size() + 1), marker.text.size(), marker.text);
+      }
+      std::uint64_t expected = 0;
+      for (std::size_t i = 0; i < kWalkMarkers.size(); ++i) {
+        if (text.find(kWalkMarkers[i].text) != std::string::npos) expected |= std::uint64_t{1} << i;
+      }
+      EXPECT_EQ(kWalkScanner.markers_in(text), expected) << text;
+    }
+  }
+  EXPECT_EQ(kWalkScanner.markers_in(""), 0U);
+  EXPECT_EQ(kWalkScanner.markers_in("X"), 0U);
+  EXPECT_EQ(kWalkScanner.markers_in("AER: ] type 0"), 0b1100U);
+}
+
 // Everything a capture holds, for comparing two.
 std::string summary(const Result<KernelLogCapture>& capture) {
   if (!capture) return "error: " + capture.error().message;
