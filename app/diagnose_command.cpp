@@ -35,8 +35,9 @@ Status read_capture(const std::string& path, const std::optional<CaptureFormat>&
   // Parsers copy what they keep, so the text need not outlive this call.
   const std::string_view text = input.value().view();
   if (forced) return add_capture(text, name, {CaptureSection{*forced, 0, text.size(), 1}}, captures);
-  auto sections = split_capture_sections(text);
-  if (sections) return add_capture(text, name, sections.value(), captures);
+  KernelLogsAhead ahead(text, name);
+  auto sections = split_capture_sections(text, ahead.walker());
+  if (sections) return add_capture(text, name, sections.value(), captures, &ahead);
   // pcieval's own documents are the likeliest JSON to land here by mistake.
   switch (pcieval_document_kind(text)) {
     case PcievalDocument::kResults:

@@ -38,13 +38,13 @@ std::optional<Result<ToolCapture>> parse_tool_capture(CaptureFormat format, std:
 
 // Parses one section, `first_line` being where it starts in the input.
 Status parse_section(CaptureFormat format, std::string_view text, const std::string& name, std::size_t first_line,
-                     Captures& captures) {
+                     Captures& captures, std::optional<Result<KernelLogCapture>> read) {
   if (holds_no_link_state(format)) {
     captures.listings.push_back(LinklessListing{name, format, first_line});
     return ok_status();
   }
   if (format == CaptureFormat::kKernelLog) {
-    auto parsed = parse_kernel_log(text, name, first_line);
+    auto parsed = read ? std::move(*read) : parse_kernel_log(text, name, first_line);
     if (!parsed) return parsed.error();
     captures.kernel_logs.push_back(std::move(parsed).value());
     return ok_status();
@@ -106,13 +106,39 @@ std::string linkless_listing_text(const LinklessListing& listing) {
          "capture `sudo lspci -vv` of the whole machine";
 }
 
+KernelLogWalker KernelLogsAhead::walker() {
+  return [this](std::size_t offset, std::size_t first_line) -> std::optional<WalkedSection> {
+    // A section this small may be a wrapped paste: parse_kernel_log reads it.
+    if (text_.size() - offset <= kMaxUnwrapBytes) return std::nullopt;
+    KernelLogWalk walk = walk_kernel_log(text_.substr(offset), name_, first_line, &ends_kernel_log_at);
+    const WalkedSection walked{walk.bytes, walk.lines};
+    if (walk.bytes > kMaxUnwrapBytes) {
+      walked_.push_back(
+          Walked{CaptureSection{CaptureFormat::kKernelLog, offset, walk.bytes, first_line}, std::move(walk.capture)});
+    }
+    return walked;
+  };
+}
+
+std::optional<Result<KernelLogCapture>> KernelLogsAhead::take(const CaptureSection& section) {
+  for (Walked& walked : walked_) {
+    const CaptureSection& read = walked.section;
+    if (read.format == section.format && read.offset == section.offset && read.size == section.size &&
+        read.first_line == section.first_line && walked.capture) {
+      return std::exchange(walked.capture, std::nullopt);
+    }
+  }
+  return std::nullopt;
+}
+
 Status add_capture(std::string_view text, const std::string& name, const std::vector<CaptureSection>& sections,
-                   Captures& captures) {
+                   Captures& captures, KernelLogsAhead* ahead) {
   captures.names.push_back(name);
   std::string parts;
   for (const CaptureSection& section : sections) {
-    if (Status parsed = parse_section(section.format, text.substr(section.offset, section.size), name,
-                                      section.first_line, captures);
+    if (Status parsed =
+            parse_section(section.format, text.substr(section.offset, section.size), name, section.first_line, captures,
+                          ahead != nullptr ? ahead->take(section) : std::nullopt);
         !parsed) {
       return parsed;
     }

@@ -3,8 +3,10 @@
 // (size cap, stdin) is app/'s; from text on it is here.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ingest/detect.hpp"
@@ -38,12 +40,36 @@ struct Captures {
   std::vector<std::string> notes;         // how inputs that mix formats were split
 };
 
+// The kernel log sections of one input's `text` read while the section split
+// found them (split_capture_sections with walker()), for add_capture to take
+// instead of reading them again: a 100 MB log is walked once. Only a section
+// too large to unwrap (kMaxUnwrapBytes) is kept; a smaller one is read by
+// add_capture as before. The text must outlive it.
+class KernelLogsAhead {
+ public:
+  KernelLogsAhead(std::string_view text, std::string name) : text_(text), name_(std::move(name)) {}
+  [[nodiscard]] KernelLogWalker walker();
+  // What was read for exactly `section`, when it was.
+  [[nodiscard]] std::optional<Result<KernelLogCapture>> take(const CaptureSection& section);
+
+ private:
+  struct Walked {
+    CaptureSection section;
+    std::optional<Result<KernelLogCapture>> capture;
+  };
+  std::string_view text_;
+  std::string name_;
+  std::vector<Walked> walked_;
+};
+
 // Parses the sections of one input's `text` (split_capture_sections, or one
 // section when --format names the format) into `captures`, and records its
 // `name` ("stdin" for "-"). Line numbers are the input's own, so each verdict
 // cites the file's lines. The first section that does not parse is the
 // error, the one line diagnose prints.
+// `ahead`, when given, holds kernel log sections the split already read.
 [[nodiscard]] Status add_capture(std::string_view text, const std::string& name,
-                                 const std::vector<CaptureSection>& sections, Captures& captures);
+                                 const std::vector<CaptureSection>& sections, Captures& captures,
+                                 KernelLogsAhead* ahead = nullptr);
 
 }  // namespace pcieval

@@ -190,13 +190,38 @@ std::optional<CaptureFormat> section_head(std::string_view text, std::size_t sta
 
 }  // namespace
 
+bool ends_kernel_log_at(std::string_view text, std::size_t start) {
+  return start < text.size() && text[start] != '[' &&
+         section_head(text, start, end_of_line(text, start), CaptureFormat::kKernelLog).has_value();
+}
+
 Result<std::vector<CaptureSection>> split_capture_sections(std::string_view text) {
+  return split_capture_sections(text, KernelLogWalker{});
+}
+
+Result<std::vector<CaptureSection>> split_capture_sections(std::string_view text, const KernelLogWalker& walker) {
   struct Head {
     CaptureFormat format;
     std::size_t offset;
     std::size_t line;
   };
   std::vector<Head> heads;
+  // What comes before the first head: a capture of its own (nvidia-smi -q
+  // pasted without its banner), or a prompt or note that belongs to what
+  // follows. It holds no kernel log line (that would have been a head), so
+  // detection's looser kernel log test ("[root@gpu-a17 ~]#") is no capture.
+  // Its format when it stands alone, worked out once (a walker needs it
+  // as soon as the first head is found).
+  std::optional<std::optional<CaptureFormat>> before_first;
+  const auto stands_alone = [&](const Head& first) -> std::optional<CaptureFormat> {
+    if (!before_first) {
+      const auto before = detect_capture_format(text.substr(0, first.offset));
+      before_first = before && before.value() != first.format && before.value() != CaptureFormat::kKernelLog
+                         ? std::optional<CaptureFormat>(before.value())
+                         : std::nullopt;
+    }
+    return *before_first;
+  };
   std::optional<CaptureFormat> current;
   std::size_t number = 0;
   for (std::size_t start = 0; start < text.size();) {
@@ -210,18 +235,26 @@ Result<std::vector<CaptureSection>> split_capture_sections(std::string_view text
     if (auto head = section_head(text, start, end, current)) {
       heads.push_back(Head{*head, start, number});
       current = *head;
+      if (*head == CaptureFormat::kKernelLog && walker) {
+        // The section starts at its head, or at the text's start when what
+        // is before the first head joins it.
+        const bool joined = heads.size() == 1 && start > 0 && !stands_alone(heads.front()).has_value();
+        const std::size_t from = joined ? 0 : start;
+        const std::size_t from_line = joined ? 1 : number;
+        if (const auto walked = walker(from, from_line)) {
+          // Where it ends is the next head, or the end of the text.
+          start = from + walked->bytes;
+          number = from_line - 1 + walked->lines;
+          continue;
+        }
+      }
     }
     start = end + 1;
   }
   std::vector<CaptureSection> sections;
   if (!heads.empty() && heads.front().offset > 0) {
-    // What comes before the first head: a capture of its own (nvidia-smi -q
-    // pasted without its banner), or a prompt or note that belongs to what
-    // follows. It holds no kernel log line (that would have been a head), so
-    // detection's looser kernel log test ("[root@gpu-a17 ~]#") is no capture.
-    const auto before = detect_capture_format(text.substr(0, heads.front().offset));
-    if (before && before.value() != heads.front().format && before.value() != CaptureFormat::kKernelLog) {
-      sections.push_back(CaptureSection{before.value(), 0, heads.front().offset, 1});
+    if (const auto before = stands_alone(heads.front())) {
+      sections.push_back(CaptureSection{*before, 0, heads.front().offset, 1});
     } else {
       heads.front().offset = 0;
       heads.front().line = 1;

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -81,6 +83,27 @@ struct CaptureSection {
 // lines of the current format are not examined further, so a 100 MB kernel log
 // costs one pass of memchr.
 [[nodiscard]] Result<std::vector<CaptureSection>> split_capture_sections(std::string_view text);
+
+// Whether a capture of another format than a kernel log begins at the line
+// of `text` that starts at `start`, inside a kernel log section: the split's
+// own test (a line with a time stamp never is one).
+[[nodiscard]] bool ends_kernel_log_at(std::string_view text, std::size_t start);
+
+// Reads the kernel log section the split has come to, from `offset` (line
+// `first_line` of the text) to where ends_kernel_log_at says it ends or to
+// the end of the text, and says how far that was; nullopt leaves it to the
+// split. The split then goes on from there: a large log is walked once, by
+// the reader, and not once more by the split before it (captures.hpp,
+// KernelLogsAhead).
+struct WalkedSection {
+  std::size_t bytes = 0;
+  std::size_t lines = 0;
+};
+using KernelLogWalker = std::function<std::optional<WalkedSection>(std::size_t offset, std::size_t first_line)>;
+// The same sections as split_capture_sections(text), each kernel log
+// section's extent found by `walker`.
+[[nodiscard]] Result<std::vector<CaptureSection>> split_capture_sections(std::string_view text,
+                                                                         const KernelLogWalker& walker);
 
 // The format named by a --format value; an error listing the names otherwise.
 [[nodiscard]] Result<CaptureFormat> capture_format_from_name(std::string_view name);

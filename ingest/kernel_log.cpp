@@ -92,6 +92,15 @@ constexpr std::array kMarkers{
 };
 constexpr MarkerScanner kMarkerScanner{kMarkers};
 
+// The bit of kMarkerScanner.markers_in() that says `text` is in a line; not
+// a constant expression (so no build) for a text that is no marker.
+consteval std::uint64_t marker_bit(std::string_view text) {
+  for (std::size_t i = 0; i < kMarkers.size(); ++i) {
+    if (kMarkers[i].text == text) return std::uint64_t{1} << i;
+  }
+  throw "not one of kMarkers";
+}
+
 // True when `line` holds kStatusDump. The lines after a marker line are
 // checked for it one by one, and a stamped line starts with "[   12.3": a
 // search for the indent's first byte (std::string_view::find) stops at each
@@ -106,6 +115,24 @@ bool holds_status_dump(std::string_view line) {
     ++at;
   }
   return false;
+}
+
+// The address text an enumeration line names its function by ("pci
+// 0000:00:03.1: [1022:1483] type 01 ..." -> "0000:00:03.1"), `at` being
+// where "] type 0" starts: the last token before the "[vvvv:dddd]", which
+// enumerated_address (device_in) reads first. Empty when the line has not
+// that shape.
+std::string_view enumeration_token(std::string_view text, std::size_t at) {
+  const auto open = text.rfind('[', at);
+  if (open == std::string_view::npos || at - open != 10 || text[open + 5] != ':') return {};
+  const std::string_view prefix = text.substr(0, open);
+  const auto last = prefix.find_last_not_of(' ');
+  if (last == std::string_view::npos) return {};
+  const auto space = prefix.rfind(' ', last);
+  const std::size_t first = space == std::string_view::npos ? 0 : space + 1;
+  std::string_view token = prefix.substr(first, last + 1 - first);
+  if (token.ends_with(':')) token.remove_suffix(1);
+  return token;
 }
 
 // The end of the line that holds `from`: its '\n', or the end of the text.
@@ -144,7 +171,7 @@ class KernelLogReader {
     ++capture_.lines;
     shaped_ = shaped_ || kernel_shaped(text);
     quoted_ = quoted_ || quoted_kernel_message(text);
-    if (!event(text, number)) ++capture_.skipped_lines;
+    if (!event(text, kMarkerScanner.markers_in(text), number)) ++capture_.skipped_lines;
   }
 
   // Any other line: event() would accept nothing in it, so it is only
@@ -218,9 +245,11 @@ class KernelLogReader {
 
   // True when the line is a PCIe event (recorded) or a line about one this
   // reader recognises and deliberately leaves out. kMarkers lists what a line
-  // must hold for any branch to accept it.
-  bool event(std::string_view text, std::size_t number) {
-    if (contains(text, "available PCIe bandwidth")) {
+  // must hold for any branch to accept it; `held` says which it holds
+  // (markers_in), so the line is scanned once, not once per branch.
+  bool event(std::string_view text, std::uint64_t held, std::size_t number) {
+    const auto holds = [held](std::uint64_t bits) { return (held & bits) != 0; };
+    if (holds(marker_bit("available PCIe bandwidth"))) {
       if (auto limited = parse_bandwidth_limited(text)) {
         limited->line = number;
         limited->time_s = kernel_log_time(text);
@@ -230,7 +259,8 @@ class KernelLogReader {
       // The verbose form without a limit ("... (16.0 GT/s PCIe x16 link)") is healthy.
       return !contains(text, "limited by");
     }
-    if (const auto at = text.find("PCIe Bus Error: severity="); at != std::string_view::npos) {
+    if (holds(marker_bit("PCIe Bus Error: severity="))) {
+      const auto at = text.find("PCIe Bus Error: severity=");
       const auto device = device_in(text.substr(0, at));
       if (!device) return false;
       // Kernels before 6.x say "Corrected" / "Uncorrected (Fatal)", later
@@ -260,7 +290,7 @@ class KernelLogReader {
       add(kind, *device, text, number);
       return true;
     }
-    if (contains(text, "Surprise Down") || contains(text, "] SDES")) {
+    if (holds(marker_bit("Surprise Down") | marker_bit("] SDES"))) {
       const auto device = device_in(text);
       if (!device) return false;
       // The status dump under an uncorrected error names its cause: the same
@@ -274,7 +304,7 @@ class KernelLogReader {
       add(KernelEventKind::kSurpriseDown, *device, text, number);
       return true;
     }
-    if (contains(text, "Xid (")) {
+    if (holds(marker_bit("Xid ("))) {
       const auto xid = parse_xid(text);
       if (!xid) return false;
       // Xid 79 is the one about the bus ("GPU has fallen off the bus", NVIDIA
@@ -309,34 +339,46 @@ class KernelLogReader {
       }
       return true;
     }
-    if (const auto at = text.find(kNamedGpu); at != std::string_view::npos) {
+    if (holds(marker_bit(kNamedGpu))) {
       // The first line of a message the driver goes on with on the next
       // lines; what it says is not known yet, so the line is not counted as
       // read unless its end says the GPU fell off the bus.
       if (auto gpu = fallen_gpu(text)) named_gpu_ = NamedGpu{*gpu, number, std::string(text)};
       return false;
     }
-    if (const auto at = text.find("] type 0"); at != std::string_view::npos) {
+    if (holds(marker_bit("] type 0"))) {
+      const auto at = text.find("] type 0");
       // A function the kernel enumerated: what it is, for the devices the
       // events name. Not a PCIe event, so counted with the lines skipped.
       // A log enumerates each function once per boot, and many boots are
       // pasted: a function already known is not parsed again.
       enumeration_ = true;
-      if (const auto bdf = enumerated_address(text, at); !bdf || known_function(*bdf)) return false;
-      if (auto function = enumerated_function(text, at)) {
-        function->line = number;
-        if (!known_function(function->bdf)) capture_.enumerated.push_back(std::move(*function));
+      // Known by its address text: every boot of a pasted log enumerates
+      // the same functions, and a compare costs less than a parse.
+      const std::string_view token = enumeration_token(text, at);
+      if (!token.empty() && std::find(known_tokens_.begin(), known_tokens_.end(), token) != known_tokens_.end()) {
+        return false;
       }
+      const auto bdf = enumerated_address(text, at);
+      if (!bdf) return false;
+      if (!known_function(*bdf)) {
+        if (auto function = enumerated_function(text, at)) {
+          function->line = number;
+          if (!known_function(function->bdf)) capture_.enumerated.push_back(std::move(*function));
+        }
+      }
+      // The text stands for the function only where it is what named it.
+      if (!token.empty() && known_function(*bdf) && full_address(token) == bdf) known_tokens_.emplace_back(token);
       return false;
     }
-    if (contains(text, "bwctrl") || contains(text, "Link Bandwidth Notification") ||
-        contains(text, "bw_notification")) {
+    if (holds(marker_bit("bwctrl") | marker_bit("Link Bandwidth Notification") | marker_bit("bw_notification"))) {
       const auto device = device_in(text);
       if (!device) return false;
       add(KernelEventKind::kBandwidthNotification, *device, text, number);
       return true;
     }
-    if (const auto at = text.find("AER: "); at != std::string_view::npos) {
+    if (holds(marker_bit("AER: "))) {
+      const auto at = text.find("AER: ");
       // An announcement is an error of its own until the detail line of the
       // same severity claims it: the detail is rate-limited, missing on old
       // kernels, or left out of a quote in a bug report.
@@ -360,7 +402,7 @@ class KernelLogReader {
     // AER's other lines about an error already counted above (the "device
     // [10de:2330] error status/mask" line, uncorrected "error received"
     // lines, "AER: enabled with IRQ") are recognised, not skipped.
-    return contains(text, "AER: ") || contains(text, "error status/mask=");
+    return holds(marker_bit("AER: ") | marker_bit("error status/mask="));
   }
 
   [[nodiscard]] bool known_function(const PciAddress& bdf) const {
@@ -389,6 +431,7 @@ class KernelLogReader {
   bool pending_ = false;      // the last event is a root port's "error received" announcement
   bool enumeration_ = false;  // the last line read enumerated a function ("] type 0")
   std::optional<NamedGpu> named_gpu_;
+  std::vector<std::string> known_tokens_;  // enumeration_token of each function in capture_.enumerated
   std::map<int, std::size_t> other_xids_;
 };
 
@@ -475,47 +518,103 @@ bool looks_like_kernel_log(std::string_view text) {
 
 namespace {
 
+// Where read_kernel_log stopped: the bytes and the lines it read.
+struct ReadExtent {
+  std::size_t bytes = 0;
+  std::size_t lines = 0;
+};
+
+// Reads `text` to its end, or, with `ends_at`, to the first line after the
+// first where it says a capture of another format begins; `extent`, when
+// given, says where that was.
 Result<KernelLogCapture> read_kernel_log(std::string_view text, std::string_view source, std::size_t first_line,
-                                         std::size_t joined_lines) {
+                                         std::size_t joined_lines, CaptureHeadTest ends_at = nullptr,
+                                         ReadExtent* extent = nullptr) {
   KernelLogReader reader(source);
   std::size_t start = 0;                                     // the first line not yet read or counted
   std::size_t number = first_line > 0 ? first_line - 1 : 0;  // lines before `start`
-  std::size_t read_until = 0;                                // the last line of the last marker line's report
+  const std::size_t first_number = number;
+  std::size_t read_until = 0;  // the last line of the last marker line's report
+  // A capture of another format begins at a line without a time stamp only
+  // (split_capture_sections passes the stamped ones), and each such line is
+  // looked at below as a line start, read by itself or a marker's line.
+  std::size_t looked_at = text.size();
+  const auto ends_here = [&](std::size_t at) {
+    if (ends_at == nullptr || at == 0 || at >= text.size() || text[at] == '[' || at == looked_at) return false;
+    looked_at = at;
+    return ends_at(text, at);
+  };
+  bool ended = false;  // at `start`, where another capture begins
   while (start < text.size()) {
-    const std::size_t marker = kMarkerScanner.next(text, start);
-    // The start of the marker's line; `start` begins a line, so it is no later.
-    std::size_t marker_line = text.size();
-    if (marker < text.size()) {
+    if (ends_here(start)) {
+      ended = true;
+      break;
+    }
+    std::size_t marker = text.size();       // a position inside the next marker
+    std::size_t marker_line = text.size();  // the start of its line
+    const auto find_line = [&] {
+      if (marker == text.size()) return;
       const std::size_t newline = text.rfind('\n', marker);
       marker_line = newline == std::string_view::npos ? 0 : newline + 1;
-    }
-    // The lines before it hold no marker: counted, not read, except for a
-    // status dump line in the report of the marker line above.
-    while (start < marker_line) {
-      // Past the report of the last marker line, with the shape known, a
-      // stamped line is only counted: pass a run of them at once.
-      if (number >= read_until && reader.shaped() && text[start] == '[') {
-        std::size_t passed = 0;
-        start = next_unstamped_line(text.substr(0, marker_line), start, passed);
-        number += passed;
-        reader.stamped_lines(passed);
+    };
+    if (number >= read_until && reader.shaped() && text[start] == '[') {
+      // Past the report of the last marker line, with the shape known,
+      // stamped lines are only counted: one walk finds the next marker and
+      // counts the lines before it, or stops at a line without a stamp.
+      std::size_t passed = 0;
+      const std::size_t stop = kMarkerScanner.next_or_unstamped_line(text, start, passed);
+      number += passed;
+      reader.stamped_lines(passed);
+      if (stop == text.size() || (text[stop - 1] == '\n' && text[stop] != '[')) {
+        start = stop;  // the end, or a line without a stamp: read below
         continue;
       }
-      const std::size_t end = line_end(text, start);
-      const std::string_view line = text.substr(start, end - start);
-      if (++number <= read_until && holds_status_dump(line)) {
-        reader.line(line, number);
-      } else {
-        reader.plain_line(line);
+      marker = stop;
+      find_line();
+      start = marker_line;
+    } else {
+      // `start` begins a line, so the marker's line starts no earlier.
+      marker = kMarkerScanner.next(text, start);
+      find_line();
+      // The lines before it hold no marker: counted, not read, except for a
+      // status dump line in the report of the marker line above.
+      while (start < marker_line) {
+        // Past that report, with the shape known, a stamped line is only
+        // counted: pass a run of them at once.
+        if (number >= read_until && reader.shaped() && text[start] == '[') {
+          std::size_t passed = 0;
+          start = next_unstamped_line(text.substr(0, marker_line), start, passed);
+          number += passed;
+          reader.stamped_lines(passed);
+          continue;
+        }
+        if (ends_here(start)) {
+          ended = true;
+          break;
+        }
+        const std::size_t end = line_end(text, start);
+        const std::string_view line = text.substr(start, end - start);
+        if (++number <= read_until && holds_status_dump(line)) {
+          reader.line(line, number);
+        } else {
+          reader.plain_line(line);
+        }
+        start = end + 1;
       }
-      start = end + 1;
+      if (ended) break;
     }
     if (marker == text.size()) break;
+    if (ends_here(marker_line)) {
+      start = marker_line;
+      ended = true;
+      break;
+    }
     const std::size_t end = line_end(text, marker);
     reader.line(text.substr(marker_line, end - marker_line), ++number);
     if (reader.opens_report()) read_until = number + kReportLines;
     start = end + 1;
   }
+  if (extent != nullptr) *extent = ReadExtent{ended ? start : text.size(), number - first_number};
   if (joined_lines > 0) {
     reader.note(std::string(source) + ": joined " + std::to_string(joined_lines) +
                 (joined_lines == 1 ? " line" : " lines") +
@@ -533,6 +632,13 @@ Result<KernelLogCapture> parse_kernel_log(std::string_view text, std::string_vie
     return read_kernel_log(*unwrapped, source, first_line, joined);
   }
   return read_kernel_log(text, source, first_line, 0);
+}
+
+KernelLogWalk walk_kernel_log(std::string_view text, std::string_view source, std::size_t first_line,
+                              CaptureHeadTest ends_at) {
+  ReadExtent extent;
+  auto capture = read_kernel_log(text, source, first_line, 0, ends_at, &extent);
+  return KernelLogWalk{std::move(capture), extent.bytes, extent.lines};
 }
 
 }  // namespace pcieval

@@ -117,6 +117,25 @@ struct KernelLogCapture {
 [[nodiscard]] Result<KernelLogCapture> parse_kernel_log(std::string_view text, std::string_view source = "input",
                                                         std::size_t first_line = 1);
 
+// Whether a capture of another format than a kernel log begins at the line
+// of `text` that starts at `start` (detect.cpp, ends_kernel_log_at).
+using CaptureHeadTest = bool (*)(std::string_view text, std::size_t start);
+
+// A kernel log section read as the section split comes to it
+// (split_capture_sections with a KernelLogWalker): from the start of `text`
+// to the first line after the first where `ends_at` says another capture
+// begins, or to the end. `capture` is what parse_kernel_log returns for
+// text.substr(0, bytes) when that is too large to unwrap (kMaxUnwrapBytes),
+// so a 100 MB log is walked once, by the reader, and not once more by the
+// split before it.
+struct KernelLogWalk {
+  Result<KernelLogCapture> capture;
+  std::size_t bytes = 0;  // the section's size
+  std::size_t lines = 0;  // the lines in it
+};
+[[nodiscard]] KernelLogWalk walk_kernel_log(std::string_view text, std::string_view source, std::size_t first_line,
+                                            CaptureHeadTest ends_at);
+
 // The text with each wrapped continuation line joined to the line above it
 // (the continuation's own line left blank, so line numbers stay the file's),
 // when the joined text holds a message the two lines do not hold apart: a

@@ -10,27 +10,36 @@
 # by" bandwidth lines, AER corrected and uncorrected errors, Surprise Down,
 # bandwidth notifications, Xid 79 and Xid 74/119 that are not bus events).
 #
-#   bench/perf/diagnose_vs_grep.sh [-b BUILD_DIR] [-p PCIEVAL] [-s MEGABYTES] [-r ROUNDS]
+#   bench/perf/diagnose_vs_grep.sh [-b BUILD_DIR] [-p PCIEVAL] [-c BASELINE] [-s MEGABYTES] [-r ROUNDS]
 #
 # -p runs another pcieval binary (a build of an older commit, to compare).
+# -c runs BASELINE (another pcieval binary) in the same rounds as well, and
+#    gives each run of PCIEVAL divided by BASELINE's of the same round: a
+#    before/after on a shared machine, under the same load.
 set -euo pipefail
 
 build_dir=build
 megabytes=100
 repetitions=9
 pcieval=
-while getopts "b:p:s:r:h" opt; do
+baseline=
+while getopts "b:p:c:s:r:h" opt; do
   case "$opt" in
     b) build_dir=$OPTARG ;;
     p) pcieval=$OPTARG ;;
+    c) baseline=$OPTARG ;;
     s) megabytes=$OPTARG ;;
     r) repetitions=$OPTARG ;;
-    *) sed -n '2,17p' "$0"; exit 2 ;;
+    *) sed -n '2,20p' "$0"; exit 2 ;;
   esac
 done
 pcieval=${pcieval:-$build_dir/pcieval}
 if [[ ! -x "$pcieval" ]]; then
   echo "error: $pcieval not built (make build)" >&2
+  exit 2
+fi
+if [[ -n "$baseline" && ! -x "$baseline" ]]; then
+  echo "error: $baseline is not an executable" >&2
   exit 2
 fi
 work=$(mktemp -d)
@@ -101,23 +110,30 @@ times_of() {
 }
 # Paired runs: each round runs grep, diagnose --format kernel-log (the parser
 # alone) and diagnose as users run it (the format detected, the file split
-# into sections by format) back to back, in an order that rotates from round
-# to round, and each diagnose run is divided by the grep run of its round.
+# into sections by format) back to back (and both of BASELINE's with -c), in
+# an order that rotates from round to round, and each diagnose run is divided
+# by the grep run of its round.
 # Whatever else this (shared) machine does at the time weighs on both sides
 # of a ratio, so the medians of the pairwise ratios, with their spread, are
 # the result, not a ratio of medians taken at different times.
 : >"$work/rounds"
+runs=3
+[[ -n "$baseline" ]] && runs=5
 for round in $(seq "$repetitions"); do
   declare -A wall=() cpu=()
-  for k in 0 1 2; do
-    case $(( (round + k) % 3 )) in
+  for k in $(seq 0 $((runs - 1))); do
+    case $(( (round + k) % runs )) in
       0) read -r wall[grep] cpu[grep] < <(times_of grep -cE "$pattern" "$log")
          grep_count=$(cat "$work/out") ;;
       1) read -r wall[forced] cpu[forced] < <(times_of "$pcieval" diagnose --format kernel-log -o "$work/results.json" -q "$log") ;;
       2) read -r wall[auto] cpu[auto] < <(times_of "$pcieval" diagnose -o "$work/results-auto.json" -q "$log") ;;
+      3) read -r wall[base_forced] cpu[base_forced] < <(times_of "$baseline" diagnose --format kernel-log -o "$work/base.json" -q "$log") ;;
+      4) read -r wall[base_auto] cpu[base_auto] < <(times_of "$baseline" diagnose -o "$work/base-auto.json" -q "$log") ;;
     esac
   done
-  echo "${wall[grep]} ${cpu[grep]} ${wall[forced]} ${cpu[forced]} ${wall[auto]} ${cpu[auto]}" >>"$work/rounds"
+  line="${wall[grep]} ${cpu[grep]} ${wall[forced]} ${cpu[forced]} ${wall[auto]} ${cpu[auto]}"
+  [[ -n "$baseline" ]] && line="$line ${wall[base_forced]} ${cpu[base_forced]} ${wall[base_auto]} ${cpu[base_auto]}"
+  echo "$line" >>"$work/rounds"
 done
 events=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(next((n for n in d['notes'] if 'PCIe events in' in n), '?'))" "$work/results.json")
 printf 'log: %s MB, %s lines matched by grep -cE\n' "$size_mb" "$grep_count"
@@ -127,6 +143,10 @@ import statistics, sys
 rounds = [list(map(float, line.split())) for line in open(sys.argv[1])]
 mb = float(sys.argv[2])
 names = {"grep": (0, 1), "diagnose --format kernel-log": (2, 3), "diagnose (format detected)": (4, 5)}
+baseline = len(rounds[0]) > 6
+if baseline:
+    names["baseline --format kernel-log"] = (6, 7)
+    names["baseline (format detected)"] = (8, 9)
 def spread(values):
     return f"median {statistics.median(values):.3f} ({min(values):.3f}-{max(values):.3f})"
 for name, (w, c) in names.items():
@@ -138,8 +158,15 @@ worst = 0.0
 for name, (w, c) in list(names.items())[1:]:
     walls = [r[w] / r[0] for r in rounds]
     cpus = [r[c] / max(r[1], 1e-3) for r in rounds]
-    worst = max(worst, statistics.median(cpus))
+    if not name.startswith("baseline"):
+        worst = max(worst, statistics.median(cpus))
     print(f"  {name:<28} wall {spread(walls)}  cpu {spread(cpus)}")
+if baseline:
+    print("ratios to the baseline of the same round, median (min-max):")
+    for name, new, old in (("--format kernel-log", 2, 6), ("format detected", 4, 8)):
+        walls = [r[new] / r[old] for r in rounds]
+        cpus = [r[new + 1] / max(r[old + 1], 1e-3) for r in rounds]
+        print(f"  {name:<28} wall {spread(walls)}  cpu {spread(cpus)}")
 print("aim: wall ratio <= 1 (diagnose as fast as grep -cE); fails at cpu ratio > 2")
 if worst > 2:
     print("FAIL: diagnose reads the log more than twice as slowly as grep scans it", file=sys.stderr)

@@ -73,6 +73,22 @@ class MarkerScanner {
   // starts), or text.size() when there is none.
   [[nodiscard]] std::size_t next(std::string_view text, std::size_t from) const;
 
+  // Bit i set when markers[i] is in `text` (the first 64 markers): one scan
+  // of a line that a dozen substring searches asked the same of, one by one.
+  [[nodiscard]] std::uint64_t markers_in(std::string_view text) const;
+
+  // next(), or the start of a line after `from`'s that does not begin with
+  // '[' (stamped_lines.hpp), whichever comes first (the line's start when
+  // both are there); adds to `lines` the newlines before the position
+  // returned, and the last line when it returns text.size() and the text
+  // does not end with a newline. `from` begins a line. The kernel log
+  // reader's walk over a dmesg log's stamped lines: it needs the next marker
+  // and the lines before it, and a scan for each walked the log twice.
+  [[nodiscard]] std::size_t next_or_unstamped_line(std::string_view text, std::size_t from, std::size_t& lines) const;
+  // The same in two scans, next() then next_unstamped_line() up to the
+  // marker's line: where the CPU has no AVX2.
+  [[nodiscard]] std::size_t next_then_unstamped_line(std::string_view text, std::size_t from, std::size_t& lines) const;
+
   // The SSSE3 search's lookup tables: for the low and the high nibble of the
   // first and the second anchor byte, the buckets that nibble can belong to.
   struct NibbleTables {

@@ -20,10 +20,12 @@ __attribute__((target("avx2"))) std::size_t sum_of_lanes(__m256i passed) {
   return static_cast<std::size_t>(_mm_cvtsi128_si64(pair)) + static_cast<std::size_t>(_mm_extract_epi64(pair, 1));
 }
 
-// The SSE2 loop below, thirty-two bytes at a time: the bulk of a kernel log
-// passes through here twice (the section split, then the reader between two
-// markers), so its speed is most of diagnose's on a large log. Returns the
-// start of the first unstamped line, or text.size() with `at` where the
+// The SSE2 loop below, thirty-two bytes at a time: the section split passes
+// a kernel log's stamped lines here when no reader walks them
+// (split_capture_sections without a walker), and the reader the lines up to
+// a marker already found. Diagnose's own walk over a large log counts lines
+// in the marker scan itself (MarkerScanner::next_or_unstamped_line). Returns
+// the start of the first unstamped line, or text.size() with `at` where the
 // blocks ended.
 __attribute__((target("avx2"))) std::size_t next_unstamped_avx2(std::string_view text, std::size_t& at,
                                                                 std::size_t& lines) {
