@@ -9,8 +9,10 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "model/link.hpp"
@@ -58,6 +60,15 @@ struct Scenario {
   // Host memory bandwidth per NUMA node, GB/s: the copies of every GPU of
   // that node share it, both directions together. A node not listed: no limit.
   std::map<int, double> host_numa_gbps;
+  // The rate at which the root complex forwards one peer copy (a pair whose
+  // paths meet only there, or an ACS detour), GB/s. Default: 10.5, the
+  // highest peer rate with peer access on that NVIDIA/nccl issue 814 reports
+  // for a box whose P2P went through the root complex (9.6-10.5 GB/s).
+  double root_complex_peer_gbps = 10.5;
+  // GPU pairs without peer access (cuDeviceCanAccessPeer 0 both ways, NVML's
+  // P2P status "not supported"), each with the lower address first. Every
+  // other pair of the node has it.
+  std::set<std::pair<PciAddress, PciAddress>> no_peer_access;
 };
 
 // "gen3x16", "Gen5 x8", "gen4 x16": a generation and a width.
