@@ -51,8 +51,8 @@ P2pPairPlan plan_p2p_pairs(const Evidence& evidence) {
   const std::size_t all = gpus.size() * (gpus.size() - 1) / 2;
   std::string listed;
   for (const auto& [a, b] : plan.pairs) listed += (listed.empty() ? "" : ", ") + to_string(a) + "/" + to_string(b);
-  plan.sampled_note = std::to_string(gpus.size()) + " GPUs: a sample of " + std::to_string(plan.pairs.size()) +
-                      " of " + std::to_string(all) +
+  plan.sampled_note = std::to_string(gpus.size()) + " GPUs: a sample of " + std::to_string(plan.pairs.size()) + " of " +
+                      std::to_string(all) +
                       " pairs was measured (each GPU with its switch neighbours, and one pair per pair of root "
                       "ports): " +
                       listed;

@@ -179,8 +179,7 @@ class P2pProbe final : public Probe {
 
   // Both ways at once: `a` runs its copy over `b` and `b` its copy over `a`,
   // released by one latch; one measurement per direction, with_reverse.
-  void both_ways(const ProbeContext& context, const GpuTarget& a, const GpuTarget& b,
-                 ProbeMeasurements& output) const {
+  void both_ways(const ProbeContext& context, const GpuTarget& a, const GpuTarget& b, ProbeMeasurements& output) const {
     const std::string subject = p2p_subject(a.address, b.address) + " both ways";
     auto hold_ab = hold_access(a, b);
     if (!hold_ab) return add_group_failure(output, {a, b}, subject, hold_ab.error().message);
@@ -202,8 +201,7 @@ class P2pProbe final : public Probe {
         measurement_of(b, a, backward.value(), Aggregation::kWithReverse, std::move(rates.value().stream_gbps[1])));
   }
 
-  void run_pair(const ProbeContext& context, const GpuTarget& a, const GpuTarget& b,
-                ProbeMeasurements& output) const {
+  void run_pair(const ProbeContext& context, const GpuTarget& a, const GpuTarget& b, ProbeMeasurements& output) const {
     const std::optional<bool> ab = access(a, b, output);
     const std::optional<bool> ba = access(b, a, output);
     if (spec_.peer_access) {
@@ -255,14 +253,14 @@ constexpr std::string_view kStagedCeDescription =
 }  // namespace
 
 void add_p2p_probes(ProbeRegistry& registry) {
-  registry.push_back(std::make_unique<P2pProbe>(P2pSpec{"p2p_write_ce", kWriteCeDescription, PeerTransfer::kWrite,
-                                                        CopyMethod::kCopyEngine, true, true, true}));
-  registry.push_back(std::make_unique<P2pProbe>(P2pSpec{"p2p_read_ce", kReadCeDescription, PeerTransfer::kRead,
-                                                        CopyMethod::kCopyEngine, true, true, false}));
-  registry.push_back(std::make_unique<P2pProbe>(P2pSpec{"p2p_write_sm", kWriteSmDescription, PeerTransfer::kWrite,
-                                                        CopyMethod::kSmKernel, true, true, false}));
-  registry.push_back(std::make_unique<P2pProbe>(P2pSpec{"p2p_read_sm", kReadSmDescription, PeerTransfer::kRead,
-                                                        CopyMethod::kSmKernel, true, true, false}));
+  registry.push_back(std::make_unique<P2pProbe>(
+      P2pSpec{"p2p_write_ce", kWriteCeDescription, PeerTransfer::kWrite, CopyMethod::kCopyEngine, true, true, true}));
+  registry.push_back(std::make_unique<P2pProbe>(
+      P2pSpec{"p2p_read_ce", kReadCeDescription, PeerTransfer::kRead, CopyMethod::kCopyEngine, true, true, false}));
+  registry.push_back(std::make_unique<P2pProbe>(
+      P2pSpec{"p2p_write_sm", kWriteSmDescription, PeerTransfer::kWrite, CopyMethod::kSmKernel, true, true, false}));
+  registry.push_back(std::make_unique<P2pProbe>(
+      P2pSpec{"p2p_read_sm", kReadSmDescription, PeerTransfer::kRead, CopyMethod::kSmKernel, true, true, false}));
   registry.push_back(std::make_unique<P2pProbe>(P2pSpec{"p2p_staged_ce", kStagedCeDescription, PeerTransfer::kWrite,
                                                         CopyMethod::kCopyEngine, false, false, true}));
 }

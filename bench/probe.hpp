@@ -182,8 +182,8 @@ struct RoundMeasurements {
 };
 // Runs every probe of the registry that the mode selects, in order, and
 // records each one's outcome (a probe outside the mode is skipped with
-// "--full only", a p2p probe outside it with "--p2p or --full"). An observer, when given, is told as each probe that runs
-// starts and ends (on this thread); the engine itself prints nothing.
+// "--full only", a p2p probe outside it with "--p2p or --full"). An observer, when given, is told as each probe that
+// runs starts and ends (on this thread); the engine itself prints nothing.
 [[nodiscard]] RoundMeasurements run_probes(const ProbeRegistry& registry, const ProbeContext& context,
                                            ProbeObserver* observer = nullptr);
 

@@ -129,7 +129,8 @@ Result<CopyStream> CopyStream::create(int ordinal, Direction direction, CopyMeth
 
 Result<CopyStream> CopyStream::create_peer(int ordinal, int peer, PeerTransfer transfer, CopyMethod method,
                                            std::size_t bytes, std::uint32_t seed) {
-  if (ordinal == peer) return make_error("a peer copy needs two devices, got cuda " + std::to_string(ordinal) + " twice");
+  if (ordinal == peer)
+    return make_error("a peer copy needs two devices, got cuda " + std::to_string(ordinal) + " twice");
   if (bytes == 0 || bytes % kPatternGranuleBytes != 0) {
     return make_error("a copy buffer must be a non-zero multiple of " + std::to_string(kPatternGranuleBytes) +
                       " bytes, got " + std::to_string(bytes));
@@ -254,10 +255,9 @@ Status CopyStream::enqueue(Latch& latch, CuEvent start_after, bool hold) {
       const bool write = peer_->transfer == PeerTransfer::kWrite;
       CuContext destination_context = write ? peer_->peer_context : peer_->own_context;
       CuContext source_context = write ? peer_->own_context : peer_->peer_context;
-      const CuResult code =
-          api.memcpy_peer_async(detail::device_address(copy_destination()), destination_context,
-                                detail::device_address(copy_source()), source_context, shape_.size_bytes,
-                                stream_.handle());
+      const CuResult code = api.memcpy_peer_async(detail::device_address(copy_destination()), destination_context,
+                                                  detail::device_address(copy_source()), source_context,
+                                                  shape_.size_bytes, stream_.handle());
       if (code != kCudaSuccess) return detail::device_error(ordinal(), "cuMemcpyPeerAsync", code);
     } else if (method_ == CopyMethod::kCopyEngine) {
       // The host side is the registered range itself (pinned: the copy

@@ -74,10 +74,11 @@ int cuCtxDisablePeerAccess(void* peer_context) {
   return g_enabled.erase({from, to}) != 0 ? kSuccess : kPeerAccessNotEnabled;
 }
 
-int cuMemcpyPeerAsync(std::uint64_t destination, void* destination_context, std::uint64_t source,
-                      void* source_context, std::size_t bytes, void* stream) {
+int cuMemcpyPeerAsync(std::uint64_t destination, void* destination_context, std::uint64_t source, void* source_context,
+                      std::size_t bytes, void* stream) {
   const int initiator = pcieval::sim::stream_device(stream);
-  if (initiator < 0) return contract("cuMemcpyPeerAsync on a stream that does not exist or was destroyed", kInvalidHandle);
+  if (initiator < 0)
+    return contract("cuMemcpyPeerAsync on a stream that does not exist or was destroyed", kInvalidHandle);
   const int to = pcieval::sim::context_device(destination_context);
   const int from = pcieval::sim::context_device(source_context);
   if (to < 0 || from < 0) return contract("cuMemcpyPeerAsync with an unknown context", kInvalidContext);
@@ -92,16 +93,15 @@ int cuMemcpyPeerAsync(std::uint64_t destination, void* destination_context, std:
   const int other = initiator == from ? to : from;
   const bool direct = other == initiator || pcieval::sim::peer_access_enabled(initiator, other);
   const double efficiency = node()->devices()[static_cast<std::size_t>(initiator)].spec.copy_efficiency;
-  const bool queued = pcieval::sim::enqueue_on_stream(
-      stream, [=](pcieval::sim::Worker& worker) {
-        std::memcpy(reinterpret_cast<void*>(destination), reinterpret_cast<const void*>(source), bytes);
-        if (bytes >= 4096 && node()->has_fault(initiator, pcieval::sim::FaultKind::kCorruptCopy)) {
-          reinterpret_cast<std::uint32_t*>(destination)[bytes / 8] ^= 0x00010000U;
-        }
-        if (from == to) return;
-        auto flow = node()->start_peer_flow(initiator, from, to, static_cast<double>(bytes), efficiency, direct);
-        node()->wait(worker, [flow] { return flow->done.load(std::memory_order_acquire); });
-      });
+  const bool queued = pcieval::sim::enqueue_on_stream(stream, [=](pcieval::sim::Worker& worker) {
+    std::memcpy(reinterpret_cast<void*>(destination), reinterpret_cast<const void*>(source), bytes);
+    if (bytes >= 4096 && node()->has_fault(initiator, pcieval::sim::FaultKind::kCorruptCopy)) {
+      reinterpret_cast<std::uint32_t*>(destination)[bytes / 8] ^= 0x00010000U;
+    }
+    if (from == to) return;
+    auto flow = node()->start_peer_flow(initiator, from, to, static_cast<double>(bytes), efficiency, direct);
+    node()->wait(worker, [flow] { return flow->done.load(std::memory_order_acquire); });
+  });
   return queued ? kSuccess : kInvalidHandle;
 }
 

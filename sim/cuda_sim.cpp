@@ -651,7 +651,8 @@ int cuLaunchKernel(void* function_handle, unsigned int grid_x, unsigned int grid
     };
     device.reaches = [ordinal, &device](std::uintptr_t pointer, std::size_t bytes) {
       const int peer = device.peer_of(pointer, bytes);
-      return memory().reaches(ordinal, pointer, bytes) || (peer >= 0 && pcieval::sim::peer_access_enabled(ordinal, peer));
+      return memory().reaches(ordinal, pointer, bytes) ||
+             (peer >= 0 && pcieval::sim::peer_access_enabled(ordinal, peer));
     };
     device.peer_transfer = [stream, ordinal](int peer, bool to_peer, double bytes) {
       Node* sim = node();

@@ -331,8 +331,8 @@ std::shared_ptr<Flow> Node::start_flow(int ordinal, bool to_device, double bytes
   return add_flow(std::move(flow), bytes);
 }
 
-std::shared_ptr<Flow> Node::start_peer_flow(int initiator, int source, int destination, double bytes,
-                                            double efficiency, bool direct) {
+std::shared_ptr<Flow> Node::start_peer_flow(int initiator, int source, int destination, double bytes, double efficiency,
+                                            bool direct) {
   auto flow = std::make_shared<Flow>();
   flow->ordinal = initiator;
   flow->to_device = initiator == destination;
@@ -341,10 +341,21 @@ std::shared_ptr<Flow> Node::start_peer_flow(int initiator, int source, int desti
   flow->legs = path.legs;
   flow->host_memory = path.kind == PeerRouteKind::kStagedByHost;
   flow->efficiency = flow->host_memory ? efficiency * kStagedPeerFraction : efficiency;
-  if (path.kind == PeerRouteKind::kRootComplex || path.kind == PeerRouteKind::kAcsDetour) {
-    flow->cap_bytes_per_s = scenario_.root_complex_peer_gbps * 1e9;
-  }
+  flow->cap_bytes_per_s = peer_cap_bytes_per_s(path.kind);
   return add_flow(std::move(flow), bytes);
+}
+
+double Node::peer_cap_bytes_per_s(PeerRouteKind kind) const {
+  switch (kind) {
+    case PeerRouteKind::kRootComplex:
+      return scenario_.root_complex_peer_gbps * 1e9;
+    case PeerRouteKind::kAcsDetour:
+      return scenario_.acs_detour_peer_gbps * 1e9;
+    case PeerRouteKind::kSwitch:
+    case PeerRouteKind::kStagedByHost:
+      break;
+  }
+  return 0;
 }
 
 bool Node::peer_access(int a, int b) const {
@@ -368,9 +379,7 @@ double Node::lone_peer_copy_gbps(int source, int destination, bool direct, doubl
   flow.efficiency = path.kind == PeerRouteKind::kStagedByHost ? efficiency * kStagedPeerFraction : efficiency;
   flow.ordinal = source;
   flow.host_memory = false;
-  if (path.kind == PeerRouteKind::kRootComplex || path.kind == PeerRouteKind::kAcsDetour) {
-    flow.cap_bytes_per_s = scenario_.root_complex_peer_gbps * 1e9;
-  }
+  flow.cap_bytes_per_s = peer_cap_bytes_per_s(path.kind);
   const std::lock_guard lock(mutex_);
   return rate_locked(flow) / 1e9;
 }

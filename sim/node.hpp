@@ -112,7 +112,7 @@ struct Flow {
   double cap_bytes_per_s = 0;  // 0: none
   std::vector<int> gpus;       // every GPU it keeps busy
   bool host_memory = true;     // reads or writes host memory (host_numa_gbps)
-  bool hangs = false;  // never finishes (copy_hang, fell_off_bus)
+  bool hangs = false;          // never finishes (copy_hang, fell_off_bus)
   std::atomic<bool> done{false};
 };
 
@@ -186,6 +186,9 @@ class Node {
   bool advance_locked();
   double rate_locked(const Flow& flow) const;
   [[nodiscard]] std::shared_ptr<Flow> add_flow(std::shared_ptr<Flow> flow, double bytes);
+  // The scenario's rate for a root-complex route or an ACS detour, bytes/s;
+  // 0 (no cap) for the others.
+  [[nodiscard]] double peer_cap_bytes_per_s(PeerRouteKind kind) const;
   // host_numa_gbps of the GPU's NUMA node, in bytes/s; 0 when not set.
   [[nodiscard]] double host_limit_bytes_per_s(const Device& device) const;
   void fire_faults_locked(Device& device);

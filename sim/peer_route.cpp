@@ -37,8 +37,8 @@ std::optional<std::uint16_t> acs_control(std::span<const std::uint8_t> config) {
     const std::uint32_t header = read32(config, offset);
     if (header == 0 || header == 0xffffffffU) return std::nullopt;
     if ((header & 0xffffU) == kAcsExtendedCapabilityId) {
-      return static_cast<std::uint16_t>(config[offset + kAcsControlOffset] |
-                                        config[offset + kAcsControlOffset + 1] << 8);
+      return static_cast<std::uint16_t>(config[offset + kAcsControlOffset] | config[offset + kAcsControlOffset + 1]
+                                                                                 << 8);
     }
     offset = (header >> 20) & 0xffcU;
   }
@@ -65,8 +65,8 @@ PeerRoute peer_route(const Device& source, const Device& destination, bool peer_
   }
   // A switch's upstream port sits at an even index above the GPU (2: the
   // GPU's own switch); the root port is the top of the chain.
-  const bool in_switch = meet_source && *meet_source + 1 < source.chain.size() &&
-                         *meet_destination + 1 < destination.chain.size();
+  const bool in_switch =
+      meet_source && *meet_source + 1 < source.chain.size() && *meet_destination + 1 < destination.chain.size();
   if (in_switch) {
     // The downstream ports on the way inside the switch: below the meeting
     // point on both sides.

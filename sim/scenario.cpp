@@ -190,7 +190,10 @@ Result<Scenario> parse_scenario(std::string_view json_text, const fs::path& file
   const Json document = Json::parse(json_text.begin(), json_text.end(), nullptr, false);
   if (document.is_discarded()) return make_error("not JSON");
   if (!document.is_object()) return make_error("not a JSON object");
-  if (auto ok = only_keys(document, "scenario", {"machine", "gpus", "host_numa_gbps", "root_complex_peer_gbps", "no_peer_access", "description"}); !ok) {
+  if (auto ok = only_keys(document, "scenario",
+                          {"machine", "gpus", "host_numa_gbps", "root_complex_peer_gbps", "acs_detour_peer_gbps",
+                           "no_peer_access", "description"});
+      !ok) {
     return ok.error();
   }
   if (!document.contains("machine") || !document.at("machine").is_string()) {
@@ -225,10 +228,13 @@ Result<Scenario> parse_scenario(std::string_view json_text, const fs::path& file
       scenario.host_numa_gbps[std::stoi(key)] = value.get<double>();
     }
   }
-  if (document.contains("root_complex_peer_gbps")) {
-    const Json& rate = document.at("root_complex_peer_gbps");
-    if (!rate.is_number() || !(rate.get<double>() > 0)) return make_error("root_complex_peer_gbps: not a positive number");
-    scenario.root_complex_peer_gbps = rate.get<double>();
+  for (const auto& [key, rate] : {std::pair{"root_complex_peer_gbps", &scenario.root_complex_peer_gbps},
+                                  std::pair{"acs_detour_peer_gbps", &scenario.acs_detour_peer_gbps}}) {
+    if (!document.contains(key)) continue;
+    const Json& value = document.at(key);
+    if (!value.is_number() || !(value.get<double>() > 0))
+      return make_error(std::string(key) + ": not a positive number");
+    *rate = value.get<double>();
   }
   if (document.contains("no_peer_access")) {
     const Json& pairs = document.at("no_peer_access");
