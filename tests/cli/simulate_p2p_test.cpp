@@ -141,7 +141,7 @@ TEST_F(SimulateP2p, AHealthyHgxCopiesEveryPairAtItsLinksAndStillPasses) {
 
 TEST_F(SimulateP2p, AcsRedirectOnOneSwitchMakesItsPairSlowAndLeavesTheOtherSwitchPairsAtTheirLinks) {
   static_cast<void>(simulate("hgx_a100_8gpu_acs_redirect",
-                             {{"no_peer_access", Json::array({Json::array({"0000:03:00.0", "0000:a4:00.0"})})}}));
+                             {{"no_peer_access", Json::parse(R"([["0000:03:00.0", "0000:a4:00.0"]])")}}));
   ASSERT_FALSE(document_.is_discarded());
   const auto writes = measured("p2p_write_ce");
   const auto median = [&writes](const std::string& from, const std::string& to, const char* aggregation = "alone") {

@@ -155,7 +155,7 @@ TEST(Scenario, PeerRatesAndPairsWithoutPeerAccessAreReadWithDefaultsFromPublishe
 TEST(Scenario, APairWithoutPeerAccessMustBeGpusOfTheMachine) {
   const fs::path file = fs::temp_directory_path() / "pcieval-scenario-missing-peer.json";
   std::ofstream(file) << Json{{"machine", (fs::path(PCIEVAL_FIXTURES_DIR) / "hgx_a100_8gpu_gen4").string()},
-                              {"no_peer_access", Json::array({Json::array({"0000:03:00.0", "0000:05:00.0"})})}}
+                              {"no_peer_access", Json::parse(R"([["0000:03:00.0", "0000:05:00.0"]])")}}
                              .dump();
   const auto scenario = load_scenario(file);
   fs::remove(file);
