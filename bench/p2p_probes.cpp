@@ -119,21 +119,17 @@ class P2pProbe final : public Probe {
   }
 
   // Peer access for copies run by `from` over `to`: on for the peer-access
-  // probes, off both ways for the staged one.
-  Result<AccessHold> hold_access(const GpuTarget& from, const GpuTarget& to) const {
-    AccessHold hold;
+  // probes, off both ways for the staged one. Kept in `hold` until the pair
+  // is done; restored then (PeerAccessScope).
+  Status hold_access(const GpuTarget& from, const GpuTarget& to, AccessHold& hold) const {
     const auto keep = [&hold](Result<PeerAccessScope> scope) -> Status {
       if (!scope) return scope.error();
       hold.scopes.push_back(std::move(scope).value());
       return ok_status();
     };
-    if (spec_.peer_access) {
-      if (auto held = keep(PeerAccessScope::enable(from.ordinal, to.ordinal)); !held) return held.error();
-    } else {
-      if (auto held = keep(PeerAccessScope::disable(from.ordinal, to.ordinal)); !held) return held.error();
-      if (auto held = keep(PeerAccessScope::disable(to.ordinal, from.ordinal)); !held) return held.error();
-    }
-    return hold;
+    if (spec_.peer_access) return keep(PeerAccessScope::enable(from.ordinal, to.ordinal));
+    if (auto held = keep(PeerAccessScope::disable(from.ordinal, to.ordinal)); !held) return held;
+    return keep(PeerAccessScope::disable(to.ordinal, from.ordinal));
   }
 
   std::uint32_t seed_of(const GpuTarget& from, const GpuTarget& to) const {
@@ -159,53 +155,49 @@ class P2pProbe final : public Probe {
                                 std::move(trials_gbps));
   }
 
-  // One way, `from` running the copy.
-  void one_way(const ProbeContext& context, const GpuTarget& from, const GpuTarget& to,
-               ProbeMeasurements& output) const {
+  // The stream of `from` copying over `to`, with the access it needs held
+  // in `hold`; nullopt, the failure recorded, when either cannot be had.
+  std::optional<CopyStream> set_up(const ProbeContext& context, const GpuTarget& from, const GpuTarget& to,
+                                   AccessHold& hold, ProbeMeasurements& output) const {
     const std::string subject = p2p_subject(from.address, to.address);
-    auto hold = hold_access(from, to);
-    if (!hold) return add_group_failure(output, {from, to}, subject, hold.error().message);
+    if (auto held = hold_access(from, to, hold); !held) {
+      add_group_failure(output, {from, to}, subject, held.error().message);
+      return std::nullopt;
+    }
     auto stream = CopyStream::create_peer(from.ordinal, to.ordinal, spec_.transfer, spec_.method,
                                           static_cast<std::size_t>(context.config.size_bytes), seed_of(from, to));
-    if (!stream) return add_group_failure(output, {from, to}, subject, stream.error().message);
-    auto latch = Latch::create(from.ordinal, context.config.latch_timeout_s);
-    if (!latch) return add_group_failure(output, {from, to}, subject, latch.error().message);
-    CopyStream* streams[] = {&stream.value()};
-    auto rates = time_streams(context, streams, latch.value());
-    if (!rates) return add_group_failure(output, {from, to}, subject, rates.error().message);
-    output.measurements.push_back(
-        measurement_of(from, to, stream.value(), Aggregation::kAlone, std::move(rates.value().stream_gbps[0])));
+    if (!stream) {
+      add_group_failure(output, {from, to}, subject, stream.error().message);
+      return std::nullopt;
+    }
+    return std::move(stream).value();
   }
 
-  // Both ways at once: `a` runs its copy over `b` and `b` its copy over `a`,
-  // released by one latch; one measurement per direction, with_reverse.
-  void both_ways(const ProbeContext& context, const GpuTarget& a, const GpuTarget& b, ProbeMeasurements& output) const {
-    const std::string subject = p2p_subject(a.address, b.address) + " both ways";
-    auto hold_ab = hold_access(a, b);
-    if (!hold_ab) return add_group_failure(output, {a, b}, subject, hold_ab.error().message);
-    auto hold_ba = hold_access(b, a);
-    if (!hold_ba) return add_group_failure(output, {a, b}, subject, hold_ba.error().message);
-    const auto bytes = static_cast<std::size_t>(context.config.size_bytes);
-    auto forward = CopyStream::create_peer(a.ordinal, b.ordinal, spec_.transfer, spec_.method, bytes, seed_of(a, b));
-    if (!forward) return add_group_failure(output, {a, b}, subject, forward.error().message);
-    auto backward = CopyStream::create_peer(b.ordinal, a.ordinal, spec_.transfer, spec_.method, bytes, seed_of(b, a));
-    if (!backward) return add_group_failure(output, {a, b}, subject, backward.error().message);
-    auto latch = Latch::create(a.ordinal, context.config.latch_timeout_s);
-    if (!latch) return add_group_failure(output, {a, b}, subject, latch.error().message);
-    CopyStream* streams[] = {&forward.value(), &backward.value()};
-    auto rates = time_streams(context, streams, latch.value());
-    if (!rates) return add_group_failure(output, {a, b}, subject, rates.error().message);
-    output.measurements.push_back(
-        measurement_of(a, b, forward.value(), Aggregation::kWithReverse, std::move(rates.value().stream_gbps[0])));
-    output.measurements.push_back(
-        measurement_of(b, a, backward.value(), Aggregation::kWithReverse, std::move(rates.value().stream_gbps[1])));
+  // Times `streams` together and records one measurement per stream;
+  // `what` names the run in a failure.
+  void measure(const ProbeContext& context, const std::vector<std::pair<const GpuTarget*, const GpuTarget*>>& ends,
+               std::vector<CopyStream*> streams, Latch& latch, const std::string& what,
+               ProbeMeasurements& output) const {
+    auto rates = time_streams(context, streams, latch);
+    if (!rates) return add_group_failure(output, {*ends[0].first, *ends[0].second}, what, rates.error().message);
+    const Aggregation aggregation = streams.size() > 1 ? Aggregation::kWithReverse : Aggregation::kAlone;
+    for (std::size_t i = 0; i < streams.size(); ++i) {
+      output.measurements.push_back(measurement_of(*ends[i].first, *ends[i].second, *streams[i], aggregation,
+                                                   std::move(rates.value().stream_gbps[i])));
+    }
   }
 
+  // One pair: each way alone, then both ways at once (`a` running its copy
+  // over `b` and `b` its copy over `a`, released by one latch: one
+  // measurement per direction, with_reverse). The two streams serve all
+  // three runs: allocating and filling a buffer costs more than a trial.
   void run_pair(const ProbeContext& context, const GpuTarget& a, const GpuTarget& b, ProbeMeasurements& output) const {
     const std::optional<bool> ab = access(a, b, output);
     const std::optional<bool> ba = access(b, a, output);
+    bool forward_wanted = true;
+    bool backward_wanted = true;
     if (spec_.peer_access) {
-      // Never a slow peer copy: a pair the driver gives no peer access is
+      // Never a slow peer copy: a way the driver gives no peer access is
       // said as such, and p2p_staged_ce measures it.
       for (const auto& [from, to, can] : {std::tuple{&a, &b, ab}, std::tuple{&b, &a, ba}}) {
         if (can && !*can) {
@@ -213,14 +205,29 @@ class P2pProbe final : public Probe {
                                     ": no peer access (cuDeviceCanAccessPeer 0): measured by p2p_staged_ce only");
         }
       }
-      if (ab.value_or(false)) one_way(context, a, b, output);
-      if (ba.value_or(false)) one_way(context, b, a, output);
-      if (spec_.both_ways && ab.value_or(false) && ba.value_or(false)) both_ways(context, a, b, output);
-      return;
+      forward_wanted = ab.value_or(false);
+      backward_wanted = ba.value_or(false);
     }
-    one_way(context, a, b, output);
-    one_way(context, b, a, output);
-    if (spec_.both_ways) both_ways(context, a, b, output);
+    if (!forward_wanted && !backward_wanted) return;
+    AccessHold hold;  // declared first: restored after the streams are done
+    std::optional<CopyStream> forward;
+    std::optional<CopyStream> backward;
+    if (forward_wanted) forward = set_up(context, a, b, hold, output);
+    if (backward_wanted) backward = set_up(context, b, a, hold, output);
+    if (!forward && !backward) return;
+    auto latch = Latch::create((forward ? a : b).ordinal, context.config.latch_timeout_s);
+    if (!latch) return add_group_failure(output, {a, b}, p2p_subject(a.address, b.address), latch.error().message);
+    const auto usable = [](const std::optional<CopyStream>& stream) { return stream && !stream->abandoned(); };
+    if (usable(forward)) {
+      measure(context, {{&a, &b}}, {&*forward}, latch.value(), p2p_subject(a.address, b.address), output);
+    }
+    if (usable(backward)) {
+      measure(context, {{&b, &a}}, {&*backward}, latch.value(), p2p_subject(b.address, a.address), output);
+    }
+    if (spec_.both_ways && usable(forward) && usable(backward)) {
+      measure(context, {{&a, &b}, {&b, &a}}, {&*forward, &*backward}, latch.value(),
+              p2p_subject(a.address, b.address) + " both ways", output);
+    }
   }
 
   P2pSpec spec_;
