@@ -172,10 +172,14 @@ Result<CopyStream> CopyStream::create_peer(int ordinal, int peer, PeerTransfer t
 }
 
 CopyStream::~CopyStream() {
-  if (stream_.handle() != nullptr && !abandoned()) {
-    static_cast<void>(stream_.synchronize());
-    if (peer_) static_cast<void>(peer_->stream.synchronize());
-  }
+  if (stream_.handle() == nullptr) return;  // moved from
+  const bool own_retired = cuda_device_retired(ordinal());
+  if (!own_retired) static_cast<void>(stream_.synchronize());
+  if (!peer_) return;
+  if (!cuda_device_retired(peer_->ordinal)) static_cast<void>(peer_->stream.synchronize());
+  // A copy this retired device gave up on may still write the peer's
+  // buffer: the peer's side is kept until the process exits.
+  if (own_retired) static_cast<void>(peer_.release());
 }
 
 bool CopyStream::abandoned() const {

@@ -1,9 +1,9 @@
-// Timed copies between host and device: the operations bench/ builds its GPU
-// probes from.
+// Timed copies between host and device, and between two devices: the
+// operations bench/ builds its GPU probes from.
 //
-// A CopyStream is one GPU copying in one direction by one method, with its own
-// stream and event pair: between the host and the GPU, or between the GPU and
-// a peer GPU's memory (create_peer). run_latched_trial runs one trial over any set of
+// A CopyStream is one GPU copying in one direction by one method, with its
+// own stream and event pair: between the host and the GPU, or between the GPU
+// and a peer GPU's memory (create_peer). run_latched_trial runs one trial over any set of
 // streams at once (one GPU one way; both directions of one GPU; every GPU of a
 // group): every stream's copies are queued behind one latch, the latch is
 // opened, each stream is timed by its own events, and every stream's destination
@@ -78,8 +78,9 @@ class CopyStream {
   CopyStream(CopyStream&&) noexcept = default;
   CopyStream& operator=(CopyStream&&) noexcept = default;
   // Waits for the stream's stream first (with a deadline), so no copy is in
-  // flight when its buffers are freed and its host range unregistered. On a
-  // retired device it waits for nothing and releases nothing.
+  // flight when its buffers are freed and its host range unregistered (and
+  // for the peer's stream, of a peer stream). On a retired device it waits
+  // for nothing and releases nothing.
   ~CopyStream();
 
   // Changes the shape of the following trials. Error: a size of zero, not a
@@ -184,8 +185,8 @@ class CopyStream {
   std::byte* host_device_pointer_;
   int grid_blocks_;
   CopyShape shape_;
-  // Declared last: destroyed first, so the peer's stream is waited for
-  // before the buffers above are freed.
+  // A peer stream's other side; null for a host stream. The destructor
+  // waits for both devices' streams before any buffer is freed.
   std::unique_ptr<PeerSide> peer_;
 };
 
