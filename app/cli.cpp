@@ -175,11 +175,17 @@ CLI::App* add_check_command(CLI::App& cli, CommandLineOptions& o) {
   CLI::Option* quick_flag =
       command->add_flag("--quick", o.quick, "Run the probes at the verdict size only (the default; well under 30 s)");
   CLI::Option* full_flag = command->add_flag(
-      "--full", o.full, "Also run the 4 KiB..1 GiB size sweep and the remote-NUMA probe (takes minutes)");
+      "--full", o.full,
+      "Also run the 4 KiB..1 GiB size sweep, the remote-NUMA probe and every GPU-to-GPU probe (takes minutes)");
   CLI::Option* no_probes_flag = command->add_flag(
       "--no-probes", o.no_probes, "Read and judge the links only; copy nothing (for nodes running jobs)");
+  CLI::Option* p2p_flag = command->add_flag(
+      "--p2p", o.p2p,
+      "Also copy between every pair of GPUs (a sample above 8 GPUs): copy-engine writes one way and both ways, and "
+      "the same copy staged through the host; --full runs reads and SM copies too (docs/check.md)");
   quick_flag->excludes(full_flag)->excludes(no_probes_flag);
   full_flag->excludes(no_probes_flag);
+  p2p_flag->excludes(no_probes_flag);
   command->add_flag("--list-probes", o.list_probes, "List every probe with what it measures, then exit");
   command
       ->add_option("--copy-mib", o.copy_mib,

@@ -19,6 +19,7 @@ struct CommandLineOptions {
   FleetCheckOptions fleet_check;
   bool quick = false;               // check --quick (the default)
   bool full = false;                // check --full
+  bool p2p = false;                 // check --p2p
   bool no_probes = false;           // check --no-probes
   bool list_probes = false;         // check --list-probes
   std::optional<int> copy_mib;      // check --copy-mib

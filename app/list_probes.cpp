@@ -32,7 +32,10 @@ int run_list_probes() {
   const ProbeRegistry registry = make_probe_registry();
   std::string out;
   for (const auto& probe : registry) {
-    out += std::string(probe->key()) + (probe->in_quick() ? "  (--quick and --full)" : "  (--full only)") + "\n";
+    const char* when = probe->in_quick()                          ? "  (--quick and --full)"
+                       : probe->peer_to_peer() && probe->in_p2p() ? "  (--p2p and --full)"
+                                                                  : "  (--full only)";
+    out += std::string(probe->key()) + when + "\n";
     out += wrap(probe->description(), 100, "    ");
   }
   std::cout << out;

@@ -98,6 +98,7 @@ int run(int argc, char** argv) {
     if (options.list_probes) return pcieval::app::run_list_probes();
     options.check.probes.enabled = !options.no_probes;
     if (options.full) options.check.probes.config.mode = pcieval::ProbeMode::kFull;
+    options.check.probes.config.p2p = options.p2p;
     if (options.copy_mib) options.check.probes.config.size_bytes = static_cast<std::uint64_t>(*options.copy_mib) << 20;
     options.check.probes.progress = !options.check.judge.quiet;
     options.fleet_check.allreduce = !options.no_fleet_allreduce;

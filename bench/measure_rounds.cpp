@@ -27,6 +27,15 @@ bool merge_round(Evidence& evidence, RoundOutcome round) {
     // takes each GPU's loaded state from its own samples.
     evidence.link_samples.insert(evidence.link_samples.end(), round.samples.begin(), round.samples.end());
   }
+  // Peer access is a property of the node, said once per ordered pair and
+  // source however many rounds and probes asked.
+  for (PeerStatus& status : round.probes.peer_status) {
+    const bool known = std::any_of(evidence.peer_status.begin(), evidence.peer_status.end(), [&](const PeerStatus& s) {
+      return s.gpu == status.gpu && s.peer == status.peer && s.capability == status.capability &&
+             s.source == status.source;
+    });
+    if (!known) evidence.peer_status.push_back(std::move(status));
+  }
   if (round.index == 1 && (complete || !evidence.soak)) {
     evidence.probes = round.probes.runs;
     evidence.measurements = round.probes.measurements;

@@ -40,6 +40,9 @@ struct RunConfig {
   int trials = 5;         // timed, all kept
   // How long a latch kernel holds a stream before it gives up (and says so).
   double latch_timeout_s = 5.0;
+  // --p2p: the GPU-to-GPU probes a burn-in needs (Probe::in_p2p) run beside
+  // the others; --full runs every one of them.
+  bool p2p = false;
   // CUDA_LAUNCH_BLOCKING=1 was set in the environment (read once in app/):
   // the latched probes are skipped with the reason (gpu_preconditions.hpp).
   bool cuda_launch_blocking = false;
@@ -125,6 +128,9 @@ struct ProbeMeasurements {
   std::vector<std::string> errors;
   std::vector<std::string> warnings;
   std::vector<GpuFault> gpu_faults;
+  // What the probe learnt of peer access between GPUs (the p2p probes:
+  // CUDA's cuDeviceCanAccessPeer); the measure run adds it to the evidence.
+  std::vector<PeerStatus> peer_status;
 };
 
 class Probe {
@@ -140,6 +146,9 @@ class Probe {
   [[nodiscard]] virtual std::string_view description() const = 0;
   // Whether --quick runs it (every probe runs under --full).
   [[nodiscard]] virtual bool in_quick() const { return true; }
+  // A GPU-to-GPU probe: it runs under --full, and under --p2p when in_p2p().
+  [[nodiscard]] virtual bool peer_to_peer() const { return false; }
+  [[nodiscard]] virtual bool in_p2p() const { return false; }
   // nullopt when the probe applies here; otherwise why it is skipped.
   [[nodiscard]] virtual std::optional<std::string> skip_reason(const ProbeContext& context) const = 0;
   // REQUIRES: !skip_reason(context). Prints nothing.
@@ -157,6 +166,8 @@ using ProbeRegistry = std::vector<std::unique_ptr<Probe>>;
 // The GPU probes (bench/gpu_probes.cpp): appended by make_probe_registry.
 // Built with or without CUDA; without it each one skips with that reason.
 void add_gpu_probes(ProbeRegistry& registry);
+// The GPU-to-GPU probes (bench/p2p_probes.cpp): appended after them.
+void add_p2p_probes(ProbeRegistry& registry);
 
 // What run_probes returns, once per round of a measure run (one round for a
 // plain check, measure_rounds.hpp): each probe's ProbeRun, in registry order,
@@ -164,13 +175,15 @@ void add_gpu_probes(ProbeRegistry& registry);
 struct RoundMeasurements {
   std::vector<ProbeRun> runs;
   std::vector<Measurement> measurements;
+  // Every probe's ProbeMeasurements::peer_status.
+  std::vector<PeerStatus> peer_status;
   // A stop request skipped at least one probe that would have run.
   bool interrupted = false;
 };
 // Runs every probe of the registry that the mode selects, in order, and
 // records each one's outcome (a probe outside the mode is skipped with
-// "--full only"). An observer, when given, is told as each probe that runs
-// starts and ends (on this thread); the engine itself prints nothing.
+// "--full only", a p2p probe outside it with "--p2p or --full"). An observer, when given, is told as each probe that
+// runs starts and ends (on this thread); the engine itself prints nothing.
 [[nodiscard]] RoundMeasurements run_probes(const ProbeRegistry& registry, const ProbeContext& context,
                                            ProbeObserver* observer = nullptr);
 

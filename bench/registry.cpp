@@ -36,6 +36,7 @@ std::string_view to_string(ProbeMode mode) { return mode == ProbeMode::kQuick ? 
 ProbeRegistry make_probe_registry() {
   ProbeRegistry registry;
   add_gpu_probes(registry);
+  add_p2p_probes(registry);
   add_nccl_probes(registry);
   // The host ceiling runs last: on a GPU node its number is the context for
   // the GPU numbers above it, and it is the probe that always runs.
@@ -69,7 +70,10 @@ RoundMeasurements run_probes(const ProbeRegistry& registry, const ProbeContext& 
   skipped.reserve(registry.size());
   std::size_t to_run = 0;
   for (const auto& probe : registry) {
-    if (context.config.mode == ProbeMode::kQuick && !probe->in_quick()) {
+    const bool full = context.config.mode == ProbeMode::kFull;
+    if (probe->peer_to_peer() && !full && !(context.config.p2p && probe->in_p2p())) {
+      skipped.emplace_back(probe->in_p2p() ? "runs with --p2p or --full" : "runs with --full only");
+    } else if (!full && !probe->peer_to_peer() && !probe->in_quick()) {
       skipped.emplace_back("runs with --full only");
     } else {
       skipped.push_back(probe->skip_reason(context));
@@ -116,6 +120,7 @@ RoundMeasurements run_probes(const ProbeRegistry& registry, const ProbeContext& 
     run.gpu_faults = std::move(result.gpu_faults);
     run.warnings = std::move(result.warnings);
     for (auto& measurement : result.measurements) output.measurements.push_back(std::move(measurement));
+    for (auto& status : result.peer_status) output.peer_status.push_back(std::move(status));
     if (observer != nullptr) observer->probe_finished(step, run);
     output.runs.push_back(std::move(run));
   }

@@ -37,6 +37,11 @@ std::string stream_label(int ordinal, Direction direction, CopyMethod method) {
          std::string(to_string(method));
 }
 
+// " write to cuda 1", " read from cuda 1": what a peer stream's label adds.
+std::string peer_suffix(PeerTransfer transfer, int peer) {
+  return (transfer == PeerTransfer::kWrite ? " write to cuda " : " read from cuda ") + std::to_string(peer);
+}
+
 Error mismatch_error(const std::string& label, std::uint64_t mismatches, std::size_t bytes) {
   return make_error(label + ": " + std::to_string(mismatches) + " of " + std::to_string(bytes / 4) +
                     " 32-bit words of the destination differ from the source after the copy");
@@ -108,11 +113,12 @@ Result<CopyStream> CopyStream::create(int ordinal, Direction direction, CopyMeth
   // poison and check the host side through it.
   PCIEVAL_ASSIGN_OR_RETURN(HostRegistration registration, HostRegistration::register_range(ordinal, host, true));
   PCIEVAL_ASSIGN_OR_RETURN(std::byte * host_device_pointer, registration.device_pointer(ordinal));
+  std::optional<HostRegistration> registered(std::move(registration));
   PCIEVAL_ASSIGN_OR_RETURN(DeviceBuffer device, DeviceBuffer::allocate(ordinal, host.size()));
   PCIEVAL_ASSIGN_OR_RETURN(DeviceBuffer counter, DeviceBuffer::allocate(ordinal, sizeof(unsigned long long)));
   PCIEVAL_ASSIGN_OR_RETURN(PinnedHostBuffer readback, PinnedHostBuffer::allocate(ordinal, sizeof(unsigned long long)));
   PCIEVAL_ASSIGN_OR_RETURN(int blocks, detail::saturating_blocks(ordinal));
-  CopyStream created(direction, method, seed, std::move(stream), std::move(events), std::move(registration),
+  CopyStream created(direction, method, seed, std::move(stream), std::move(events), std::move(registered),
                      std::move(device), std::move(counter), std::move(readback), host_device_pointer, blocks);
   // The whole capacity carries the pattern, whatever shape comes later.
   PCIEVAL_TRY_STATUS(detail::launch_fill_pattern(created.stream_, blocks, created.kernel_view_of_source(),
@@ -121,11 +127,64 @@ Result<CopyStream> CopyStream::create(int ordinal, Direction direction, CopyMeth
   return Result<CopyStream>(std::move(created));
 }
 
-CopyStream::~CopyStream() {
-  if (stream_.handle() != nullptr && !abandoned()) static_cast<void>(stream_.synchronize());
+Result<CopyStream> CopyStream::create_peer(int ordinal, int peer, PeerTransfer transfer, CopyMethod method,
+                                           std::size_t bytes, std::uint32_t seed) {
+  if (ordinal == peer)
+    return make_error("a peer copy needs two devices, got cuda " + std::to_string(ordinal) + " twice");
+  if (bytes == 0 || bytes % kPatternGranuleBytes != 0) {
+    return make_error("a copy buffer must be a non-zero multiple of " + std::to_string(kPatternGranuleBytes) +
+                      " bytes, got " + std::to_string(bytes));
+  }
+  if (method != CopyMethod::kCopyEngine && method != CopyMethod::kSmKernel) {
+    return make_error("a peer copy stream copies with the copy engine or SM kernels, not " +
+                      std::string(to_string(method)));
+  }
+  // The peer's side first: its buffer, and the stream that fills or poisons
+  // and checks it.
+  PCIEVAL_TRY_STATUS(preload_kernels(peer));
+  PCIEVAL_ASSIGN_OR_RETURN(Stream peer_stream, Stream::create(peer));
+  PCIEVAL_ASSIGN_OR_RETURN(DeviceBuffer peer_buffer, DeviceBuffer::allocate(peer, bytes));
+  PCIEVAL_ASSIGN_OR_RETURN(int peer_blocks, detail::saturating_blocks(peer));
+  PCIEVAL_ASSIGN_OR_RETURN(CuContext peer_context, detail::context_of(peer));
+  // The checked side holds the mismatch counter: the peer's when writing.
+  const int checker = transfer == PeerTransfer::kWrite ? peer : ordinal;
+  PCIEVAL_ASSIGN_OR_RETURN(DeviceBuffer counter, DeviceBuffer::allocate(checker, sizeof(unsigned long long)));
+  PCIEVAL_ASSIGN_OR_RETURN(PinnedHostBuffer readback, PinnedHostBuffer::allocate(checker, sizeof(unsigned long long)));
+
+  PCIEVAL_TRY_STATUS(preload_kernels(ordinal));
+  PCIEVAL_ASSIGN_OR_RETURN(Stream stream, Stream::create(ordinal));
+  PCIEVAL_ASSIGN_OR_RETURN(EventPair events, EventPair::create(ordinal));
+  PCIEVAL_ASSIGN_OR_RETURN(DeviceBuffer device, DeviceBuffer::allocate(ordinal, bytes));
+  PCIEVAL_ASSIGN_OR_RETURN(int blocks, detail::saturating_blocks(ordinal));
+  PCIEVAL_ASSIGN_OR_RETURN(CuContext own_context, detail::context_of(ordinal));
+  CopyStream created(Direction::kDeviceToDevice, method, seed, std::move(stream), std::move(events), std::nullopt,
+                     std::move(device), std::move(counter), std::move(readback), nullptr, blocks);
+  created.peer_ = std::unique_ptr<PeerSide>(new PeerSide{peer, transfer, std::move(peer_buffer), std::move(peer_stream),
+                                                         peer_blocks, own_context, peer_context});
+  // The source carries the pattern, on the device that holds it.
+  const bool source_on_peer = transfer == PeerTransfer::kRead;
+  const Stream& filler = source_on_peer ? created.peer_->stream : created.stream_;
+  PCIEVAL_TRY_STATUS(detail::use_device(filler.ordinal()));
+  PCIEVAL_TRY_STATUS(detail::launch_fill_pattern(filler, source_on_peer ? peer_blocks : blocks,
+                                                 created.kernel_view_of_source(), bytes, seed));
+  PCIEVAL_TRY_STATUS(filler.synchronize());
+  return Result<CopyStream>(std::move(created));
 }
 
-bool CopyStream::abandoned() const { return cuda_device_retired(ordinal()); }
+CopyStream::~CopyStream() {
+  if (stream_.handle() == nullptr) return;  // moved from
+  const bool own_retired = cuda_device_retired(ordinal());
+  if (!own_retired) static_cast<void>(stream_.synchronize());
+  if (!peer_) return;
+  if (!cuda_device_retired(peer_->ordinal)) static_cast<void>(peer_->stream.synchronize());
+  // A copy this retired device gave up on may still write the peer's
+  // buffer: the peer's side is kept until the process exits.
+  if (own_retired) static_cast<void>(peer_.release());
+}
+
+bool CopyStream::abandoned() const {
+  return cuda_device_retired(ordinal()) || (peer_ && cuda_device_retired(peer_->ordinal));
+}
 
 Status CopyStream::reshape(CopyShape shape) {
   if (shape.size_bytes == 0 || shape.size_bytes % kPatternGranuleBytes != 0) {
@@ -144,29 +203,47 @@ std::uint64_t CopyStream::bytes_per_trial() const {
   return static_cast<std::uint64_t>(shape_.size_bytes) * static_cast<std::uint64_t>(shape_.copies);
 }
 
-std::string CopyStream::label() const { return stream_label(ordinal(), direction_, method_); }
+std::string CopyStream::label() const {
+  std::string text = stream_label(ordinal(), direction_, method_);
+  if (peer_) text += peer_suffix(peer_->transfer, peer_->ordinal);
+  return text;
+}
 
 const std::byte* CopyStream::copy_source() const {
+  if (peer_) return peer_->transfer == PeerTransfer::kWrite ? device_.data() : peer_->buffer.data();
   if (direction_ == Direction::kDeviceToHost) return device_.data();
-  return method_ == CopyMethod::kSmKernel ? host_device_pointer_ : registration_.host().data();
+  return method_ == CopyMethod::kSmKernel ? host_device_pointer_ : registration_->host().data();
 }
 
 std::byte* CopyStream::copy_destination() const {
+  if (peer_) return peer_->transfer == PeerTransfer::kWrite ? peer_->buffer.data() : device_.data();
   if (direction_ == Direction::kHostToDevice) return device_.data();
-  return method_ == CopyMethod::kSmKernel ? host_device_pointer_ : registration_.host().data();
+  return method_ == CopyMethod::kSmKernel ? host_device_pointer_ : registration_->host().data();
 }
 
 std::byte* CopyStream::kernel_view_of_source() const {
+  if (peer_) return const_cast<std::byte*>(copy_source());
   return direction_ == Direction::kHostToDevice ? host_device_pointer_ : device_.data();
 }
 
 std::byte* CopyStream::kernel_view_of_destination() const {
+  if (peer_) return copy_destination();
   return direction_ == Direction::kHostToDevice ? device_.data() : host_device_pointer_;
 }
 
+const Stream& CopyStream::destination_stream() const { return writes_to_peer() ? peer_->stream : stream_; }
+
+int CopyStream::destination_blocks() const { return writes_to_peer() ? peer_->grid_blocks : grid_blocks_; }
+
 Status CopyStream::prepare_destination() {
-  PCIEVAL_TRY_STATUS(detail::use_device(ordinal()));
-  return detail::launch_poison(stream_, grid_blocks_, kernel_view_of_destination(), shape_.size_bytes);
+  const Stream& poisoner = destination_stream();
+  PCIEVAL_TRY_STATUS(detail::use_device(poisoner.ordinal()));
+  PCIEVAL_TRY_STATUS(
+      detail::launch_poison(poisoner, destination_blocks(), kernel_view_of_destination(), shape_.size_bytes));
+  // The caller waits for this stream's own stream only: a poison on the
+  // peer's is waited for here, before any stream is held.
+  if (writes_to_peer()) return poisoner.synchronize();
+  return ok_status();
 }
 
 Status CopyStream::enqueue(Latch& latch, CuEvent start_after, bool hold) {
@@ -176,7 +253,17 @@ Status CopyStream::enqueue(Latch& latch, CuEvent start_after, bool hold) {
   const bool to_device = direction_ == Direction::kHostToDevice;
   const CudaDriverApi& api = detail::cu();
   for (int i = 0; i < shape_.copies; ++i) {
-    if (method_ == CopyMethod::kCopyEngine) {
+    if (method_ == CopyMethod::kCopyEngine && peer_) {
+      // On this stream, so this device's copy engine moves the bytes; the
+      // driver stages them through host memory when peer access is off.
+      const bool write = peer_->transfer == PeerTransfer::kWrite;
+      CuContext destination_context = write ? peer_->peer_context : peer_->own_context;
+      CuContext source_context = write ? peer_->own_context : peer_->peer_context;
+      const CuResult code = api.memcpy_peer_async(detail::device_address(copy_destination()), destination_context,
+                                                  detail::device_address(copy_source()), source_context,
+                                                  shape_.size_bytes, stream_.handle());
+      if (code != kCudaSuccess) return detail::device_error(ordinal(), "cuMemcpyPeerAsync", code);
+    } else if (method_ == CopyMethod::kCopyEngine) {
       // The host side is the registered range itself (pinned: the copy
       // engine reads or writes it by DMA); the device side its buffer.
       const CuResult code = to_device ? api.memcpy_htod_async(detail::device_address(copy_destination()), copy_source(),
@@ -199,8 +286,10 @@ Result<double> CopyStream::elapsed_s(const PollPolicy& policy) const {
 }
 
 Result<std::uint64_t> CopyStream::count_destination_mismatches() const {
-  return detail::count_mismatches_with(stream_, grid_blocks_, kernel_view_of_destination(), shape_.size_bytes, seed_,
-                                       counter_, readback_);
+  const Stream& checker = destination_stream();
+  PCIEVAL_TRY_STATUS(detail::use_device(checker.ordinal()));
+  return detail::count_mismatches_with(checker, destination_blocks(), kernel_view_of_destination(), shape_.size_bytes,
+                                       seed_, counter_, readback_);
 }
 
 // --- run_latched_trial

@@ -1,8 +1,9 @@
-// Timed copies between host and device: the operations bench/ builds its GPU
-// probes from.
+// Timed copies between host and device, and between two devices: the
+// operations bench/ builds its GPU probes from.
 //
-// A CopyStream is one GPU copying in one direction by one method, with its own
-// stream and event pair. run_latched_trial runs one trial over any set of
+// A CopyStream is one GPU copying in one direction by one method, with its
+// own stream and event pair: between the host and the GPU, or between the GPU
+// and a peer GPU's memory (create_peer). run_latched_trial runs one trial over any set of
 // streams at once (one GPU one way; both directions of one GPU; every GPU of a
 // group): every stream's copies are queued behind one latch, the latch is
 // opened, each stream is timed by its own events, and every stream's destination
@@ -17,6 +18,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -38,6 +41,11 @@ struct CopyShape {
   int copies = 1;
 };
 
+// Which way a peer copy moves its bytes, seen from the GPU whose copy engine
+// or SMs run it: kWrite copies its own buffer into the peer's memory, kRead
+// the peer's buffer into its own.
+enum class PeerTransfer { kWrite, kRead };
+
 class CopyStream {
  public:
   // A stream of device `ordinal` in `direction` (kHostToDevice or
@@ -52,14 +60,27 @@ class CopyStream {
   // other registration covers it.
   [[nodiscard]] static Result<CopyStream> create(int ordinal, Direction direction, CopyMethod method,
                                                  std::span<std::byte> host, std::uint32_t seed);
+  // A stream of device `ordinal` copying to or from device `peer`'s memory
+  // (direction kDeviceToDevice), one buffer of `bytes` on each device.
+  // kCopyEngine: cuMemcpyPeerAsync on `ordinal`'s stream, so `ordinal`'s copy
+  // engine moves the bytes, directly when peer access from `ordinal` to
+  // `peer` is on, staged through host memory by the driver when it is off.
+  // kSmKernel: the SM copy kernel of `ordinal` over `peer`'s address, which
+  // needs that peer access on (PeerAccessScope). The source carries the
+  // pattern for `seed`; the destination is poisoned before and checked after
+  // each trial by a stream of the device that holds it.
+  // REQUIRES: ordinal != peer; `bytes` a non-zero multiple of 16.
+  [[nodiscard]] static Result<CopyStream> create_peer(int ordinal, int peer, PeerTransfer transfer, CopyMethod method,
+                                                      std::size_t bytes, std::uint32_t seed);
 
   CopyStream(const CopyStream&) = delete;
   CopyStream& operator=(const CopyStream&) = delete;
   CopyStream(CopyStream&&) noexcept = default;
   CopyStream& operator=(CopyStream&&) noexcept = default;
   // Waits for the stream's stream first (with a deadline), so no copy is in
-  // flight when its buffers are freed and its host range unregistered. On a
-  // retired device it waits for nothing and releases nothing.
+  // flight when its buffers are freed and its host range unregistered (and
+  // for the peer's stream, of a peer stream). On a retired device it waits
+  // for nothing and releases nothing.
   ~CopyStream();
 
   // Changes the shape of the following trials. Error: a size of zero, not a
@@ -67,13 +88,16 @@ class CopyStream {
   [[nodiscard]] Status reshape(CopyShape shape);
 
   [[nodiscard]] int ordinal() const { return stream_.ordinal(); }
+  // The peer device of a peer stream; -1 for a host stream.
+  [[nodiscard]] int peer() const { return peer_ ? peer_->ordinal : -1; }
   [[nodiscard]] Direction direction() const { return direction_; }
   [[nodiscard]] CopyMethod method() const { return method_; }
   [[nodiscard]] CopyShape shape() const { return shape_; }
   [[nodiscard]] std::size_t capacity_bytes() const { return device_.size_bytes(); }
   // shape().size_bytes * shape().copies.
   [[nodiscard]] std::uint64_t bytes_per_trial() const;
-  // "cuda 2 h2d sm": how errors of this stream name it.
+  // "cuda 2 h2d sm", "cuda 0 d2d ce write to cuda 1": how errors of this
+  // stream name it.
   [[nodiscard]] std::string label() const;
 
   // The steps of a trial, in the order run_latched_trial calls them.
@@ -100,14 +124,29 @@ class CopyStream {
 
   // The buffers, for tests that corrupt a destination on purpose.
   [[nodiscard]] DeviceBuffer& device_buffer() { return device_; }
-  [[nodiscard]] std::span<std::byte> host_buffer() const { return registration_.host(); }
+  // Empty for a peer stream.
+  [[nodiscard]] std::span<std::byte> host_buffer() const {
+    return registration_ ? registration_->host() : std::span<std::byte>();
+  }
   [[nodiscard]] const Stream& stream() const { return stream_; }
   [[nodiscard]] const EventPair& events() const { return events_; }
 
  private:
+  // The peer side of a peer stream: its device, buffer and the stream that
+  // fills, poisons and checks that buffer.
+  struct PeerSide {
+    int ordinal = -1;
+    PeerTransfer transfer = PeerTransfer::kWrite;
+    DeviceBuffer buffer;
+    Stream stream;
+    int grid_blocks = 0;
+    CuContext own_context = nullptr;
+    CuContext peer_context = nullptr;
+  };
+
   CopyStream(Direction direction, CopyMethod method, std::uint32_t seed, Stream stream, EventPair events,
-             HostRegistration registration, DeviceBuffer device, DeviceBuffer counter, PinnedHostBuffer readback,
-             std::byte* host_device_pointer, int grid_blocks)
+             std::optional<HostRegistration> registration, DeviceBuffer device, DeviceBuffer counter,
+             PinnedHostBuffer readback, std::byte* host_device_pointer, int grid_blocks)
       : direction_(direction),
         method_(method),
         seed_(seed),
@@ -128,19 +167,27 @@ class CopyStream {
   // The same buffers as the pattern kernels reach them (device addresses).
   [[nodiscard]] std::byte* kernel_view_of_source() const;
   [[nodiscard]] std::byte* kernel_view_of_destination() const;
+  // The stream and grid that poison and check the destination: the peer's
+  // when a peer stream writes.
+  [[nodiscard]] const Stream& destination_stream() const;
+  [[nodiscard]] int destination_blocks() const;
+  [[nodiscard]] bool writes_to_peer() const { return peer_ && peer_->transfer == PeerTransfer::kWrite; }
 
   Direction direction_;
   CopyMethod method_;
   std::uint32_t seed_;
   Stream stream_;
   EventPair events_;
-  HostRegistration registration_;
+  std::optional<HostRegistration> registration_;  // none for a peer stream
   DeviceBuffer device_;
   DeviceBuffer counter_;       // one 64-bit word: the mismatch count of the check kernel
   PinnedHostBuffer readback_;  // where that count is copied to without blocking the host
   std::byte* host_device_pointer_;
   int grid_blocks_;
   CopyShape shape_;
+  // A peer stream's other side; null for a host stream. The destructor
+  // waits for both devices' streams before any buffer is freed.
+  std::unique_ptr<PeerSide> peer_;
 };
 
 // One trial's times.

@@ -68,6 +68,10 @@ PCIEVAL_CHECK_ENTRY(module_load_data, cuModuleLoadData);
 PCIEVAL_CHECK_ENTRY(module_get_function, cuModuleGetFunction);
 PCIEVAL_CHECK_ENTRY(launch_kernel, cuLaunchKernel);
 PCIEVAL_CHECK_ENTRY(occupancy_max_active_blocks_per_multiprocessor, cuOccupancyMaxActiveBlocksPerMultiprocessor);
+PCIEVAL_CHECK_ENTRY(device_can_access_peer, cuDeviceCanAccessPeer);
+PCIEVAL_CHECK_ENTRY(ctx_enable_peer_access, cuCtxEnablePeerAccess);
+PCIEVAL_CHECK_ENTRY(ctx_disable_peer_access, cuCtxDisablePeerAccess);
+PCIEVAL_CHECK_ENTRY(memcpy_peer_async, cuMemcpyPeerAsync);
 #undef PCIEVAL_CHECK_ENTRY
 
 static_assert(sizeof(CUresult) == sizeof(pcieval::CuResult) && sizeof(CUdevice) == sizeof(pcieval::CuDevice) &&
@@ -82,6 +86,8 @@ static_assert(CUDA_ERROR_ECC_UNCORRECTABLE == pcieval::kCudaErrorEccUncorrectabl
               CUDA_ERROR_INVALID_ADDRESS_SPACE == pcieval::kCudaErrorInvalidAddressSpace &&
               CUDA_ERROR_INVALID_PC == pcieval::kCudaErrorInvalidPc &&
               CUDA_ERROR_LAUNCH_FAILED == pcieval::kCudaErrorLaunchFailed);
+static_assert(CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED == pcieval::kCudaErrorPeerAccessAlreadyEnabled &&
+              CUDA_ERROR_PEER_ACCESS_NOT_ENABLED == pcieval::kCudaErrorPeerAccessNotEnabled);
 static_assert(CU_STREAM_NON_BLOCKING == pcieval::kCuStreamNonBlocking && CU_EVENT_DEFAULT == pcieval::kCuEventDefault);
 static_assert(CU_MEMHOSTALLOC_PORTABLE == pcieval::kCuMemHostAllocPortable &&
               CU_MEMHOSTALLOC_DEVICEMAP == pcieval::kCuMemHostAllocDeviceMap &&
@@ -135,6 +141,10 @@ void for_each_entry(CudaDriverApi& api, Bind&& bind) {
   bind(api.module_get_function, "cuModuleGetFunction");
   bind(api.launch_kernel, "cuLaunchKernel");
   bind(api.occupancy_max_active_blocks_per_multiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  bind(api.device_can_access_peer, "cuDeviceCanAccessPeer");
+  bind(api.ctx_enable_peer_access, "cuCtxEnablePeerAccess");
+  bind(api.ctx_disable_peer_access, "cuCtxDisablePeerAccess");
+  bind(api.memcpy_peer_async, "cuMemcpyPeerAsync");
 }
 
 // cuda_error_text with the names `api` gives (none while it is not loaded).

@@ -55,6 +55,10 @@ inline constexpr CuResult kCudaErrorMisalignedAddress = 716;
 inline constexpr CuResult kCudaErrorInvalidAddressSpace = 717;
 inline constexpr CuResult kCudaErrorInvalidPc = 718;
 inline constexpr CuResult kCudaErrorLaunchFailed = 719;
+// cuCtxEnablePeerAccess of a peer already enabled, cuCtxDisablePeerAccess of
+// one that is not: the state asked for holds already.
+inline constexpr CuResult kCudaErrorPeerAccessAlreadyEnabled = 704;
+inline constexpr CuResult kCudaErrorPeerAccessNotEnabled = 705;
 
 inline constexpr unsigned int kCuStreamNonBlocking = 0x1;            // CU_STREAM_NON_BLOCKING
 inline constexpr unsigned int kCuEventDefault = 0x0;                 // CU_EVENT_DEFAULT
@@ -124,6 +128,13 @@ struct CudaDriverApi {
                             unsigned int, unsigned int, CuStream, void**, void**) = nullptr;
   // cuOccupancyMaxActiveBlocksPerMultiprocessor
   CuResult (*occupancy_max_active_blocks_per_multiprocessor)(int*, CuFunction, int, std::size_t) = nullptr;
+  // Peer-to-peer (the p2p probes), all in the driver since CUDA 4.0.
+  CuResult (*device_can_access_peer)(int*, CuDevice, CuDevice) = nullptr;  // cuDeviceCanAccessPeer
+  CuResult (*ctx_enable_peer_access)(CuContext, unsigned int) = nullptr;   // cuCtxEnablePeerAccess
+  CuResult (*ctx_disable_peer_access)(CuContext) = nullptr;                // cuCtxDisablePeerAccess
+  // cuMemcpyPeerAsync: copies between two contexts' memory whether or not
+  // peer access is enabled (staged through host memory when it is not).
+  CuResult (*memcpy_peer_async)(CuDevicePtr, CuContext, CuDevicePtr, CuContext, std::size_t, CuStream) = nullptr;
 };
 
 inline constexpr std::string_view kCudaDriverLibraryName = "libcuda.so.1";

@@ -18,20 +18,12 @@
 namespace pcieval {
 
 // In the registry's order.
-inline constexpr std::array<std::string_view, 13> kRegistryProbeKeys = {
-    "h2d_ce",
-    "d2h_ce",
-    "h2d_sm",
-    "d2h_sm",
-    "bidir_ce",
-    "pageable_ce",
-    "all_gpus_ce",
-    "group_ce",
-    "remote_numa_ce",
-    "sweep_ce",
-    "allreduce_nccl_host",
-    "allreduce_nccl",
-    "host_ceiling",
+inline constexpr std::array<std::string_view, 18> kRegistryProbeKeys = {
+    "h2d_ce",         "d2h_ce",       "h2d_sm",        "d2h_sm",
+    "bidir_ce",       "pageable_ce",  "all_gpus_ce",   "group_ce",
+    "remote_numa_ce", "sweep_ce",     "p2p_write_ce",  "p2p_read_ce",
+    "p2p_write_sm",   "p2p_read_sm",  "p2p_staged_ce", "allreduce_nccl_host",
+    "allreduce_nccl", "host_ceiling",
 };
 
 // nvbandwidth's host tests (ingest/nvbandwidth.cpp, "nvbandwidth_" + the

@@ -5,6 +5,7 @@
 
 #include <functional>
 
+#include "sim/memory_sim.hpp"
 #include "sim/node.hpp"
 
 namespace pcieval::sim {
@@ -16,5 +17,12 @@ namespace pcieval::sim {
 // Queues `op` on the stream, run by its worker (which it may wait with,
 // Node::wait). False when `stream` is none.
 [[nodiscard]] bool enqueue_on_stream(void* stream, std::function<void(Worker&)> op);
+// The ordinal of a context cuDevicePrimaryCtxRetain made; -1 for any other.
+[[nodiscard]] int context_device(void* context);
+// The simulated driver's memory map (memory_sim.hpp).
+[[nodiscard]] MemoryMap& simulated_memory();
+// Whether `from`'s context enabled peer access to `to`'s memory
+// (cuCtxEnablePeerAccess; cuda_peer_sim.cpp).
+[[nodiscard]] bool peer_access_enabled(int from, int to);
 
 }  // namespace pcieval::sim

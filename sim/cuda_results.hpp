@@ -15,6 +15,7 @@ constexpr int kNoDevice = 100;
 constexpr int kInvalidDevice = 101;
 constexpr int kInvalidImage = 200;
 constexpr int kInvalidContext = 201;
+constexpr int kPeerAccessUnsupported = 217;
 constexpr int kUnsupportedPtxVersion = 222;
 constexpr int kInvalidHandle = 400;
 constexpr int kNotFound = 500;
@@ -22,6 +23,8 @@ constexpr int kNotReady = 600;
 constexpr int kIllegalAddress = 700;
 constexpr int kHostMemoryAlreadyRegistered = 712;
 constexpr int kHostMemoryNotRegistered = 713;
+constexpr int kPeerAccessAlreadyEnabled = 704;
+constexpr int kPeerAccessNotEnabled = 705;
 constexpr int kNotSupported = 801;
 }  // namespace curesult
 

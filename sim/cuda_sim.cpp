@@ -76,10 +76,7 @@ bool known_context(const Context* context) {
 
 // --- memory
 
-pcieval::sim::MemoryMap& memory() {
-  static auto* map = new pcieval::sim::MemoryMap();  // never destroyed: workers may use it at exit
-  return *map;
-}
+pcieval::sim::MemoryMap& memory() { return pcieval::sim::simulated_memory(); }
 
 using pcieval::sim::Range;
 using pcieval::sim::Side;
@@ -262,6 +259,16 @@ bool enqueue_on_stream(void* stream, std::function<void(Worker&)> op) {
   if (live == nullptr) return false;
   live->enqueue([live, op = std::move(op)] { op(live->worker); });
   return true;
+}
+
+int context_device(void* context) {
+  auto* known = static_cast<Context*>(context);
+  return known_context(known) ? known->ordinal : -1;
+}
+
+MemoryMap& simulated_memory() {
+  static auto* map = new MemoryMap();  // never destroyed: workers may use it at exit
+  return *map;
 }
 
 }  // namespace pcieval::sim
@@ -637,8 +644,21 @@ int cuLaunchKernel(void* function_handle, unsigned int grid_x, unsigned int grid
   stream->enqueue([stream, kernel, packed = std::move(packed)] {
     const int ordinal = stream->context->ordinal;
     pcieval::sim::KernelDevice device;
-    device.reaches = [ordinal](std::uintptr_t pointer, std::size_t bytes) {
-      return memory().reaches(ordinal, pointer, bytes);
+    // Another device's memory is reachable once peer access to it is on.
+    device.peer_of = [ordinal](std::uintptr_t pointer, std::size_t bytes) {
+      const int owner = memory().device_of(pointer, bytes);
+      return owner >= 0 && owner != ordinal ? owner : -1;
+    };
+    device.reaches = [ordinal, &device](std::uintptr_t pointer, std::size_t bytes) {
+      const int peer = device.peer_of(pointer, bytes);
+      return memory().reaches(ordinal, pointer, bytes) ||
+             (peer >= 0 && pcieval::sim::peer_access_enabled(ordinal, peer));
+    };
+    device.peer_transfer = [stream, ordinal](int peer, bool to_peer, double bytes) {
+      Node* sim = node();
+      auto flow = sim->start_peer_flow(ordinal, to_peer ? ordinal : peer, to_peer ? peer : ordinal, bytes,
+                                       sim->devices()[static_cast<std::size_t>(ordinal)].spec.sm_efficiency, true);
+      sim->wait(stream->worker, [flow] { return flow->done.load(std::memory_order_acquire); });
     };
     device.pinned_host = [ordinal](std::uintptr_t pointer, std::size_t bytes) {
       return memory().side_of(ordinal, pointer, bytes) == Side::kPinnedHost;

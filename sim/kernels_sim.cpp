@@ -90,6 +90,12 @@ bool run_kernel(Kernel kernel, const std::vector<unsigned char>& packed, const K
       if (!reaches(destination, bytes) || !reaches(source, bytes)) return illegal();
       std::memcpy(reinterpret_cast<void*>(destination), reinterpret_cast<const void*>(source), bytes);
       device.landed(reinterpret_cast<void*>(destination), bytes);
+      const int read_peer = device.peer_of ? device.peer_of(source, bytes) : -1;
+      const int write_peer = device.peer_of ? device.peer_of(destination, bytes) : -1;
+      if (write_peer >= 0 || read_peer >= 0) {
+        device.peer_transfer(write_peer >= 0 ? write_peer : read_peer, write_peer >= 0, static_cast<double>(bytes));
+        return true;
+      }
       const bool from_host = device.pinned_host(source, bytes);
       const bool to_host = device.pinned_host(destination, bytes);
       if (from_host != to_host) device.transfer(from_host, static_cast<double>(bytes));  // over PCIe

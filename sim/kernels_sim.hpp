@@ -30,6 +30,12 @@ struct KernelDevice {
   // Whether the device reaches [pointer, pointer + bytes): its own memory or
   // pinned host memory.
   std::function<bool(std::uintptr_t pointer, std::size_t bytes)> reaches;
+  // The device whose memory holds the range when it is another device's
+  // (reachable only with peer access on); -1 otherwise.
+  std::function<int(std::uintptr_t pointer, std::size_t bytes)> peer_of;
+  // Moves `bytes` between this device and `peer` on the timeline (written to
+  // the peer when `to_peer`), and returns when done.
+  std::function<void(int peer, bool to_peer, double bytes)> peer_transfer;
   // Whether the range is pinned host memory (the SM copy then crosses PCIe).
   std::function<bool(std::uintptr_t pointer, std::size_t bytes)> pinned_host;
   // The SM copy's bytes have landed at `destination` (a fault may spoil them).

@@ -57,4 +57,10 @@ Side MemoryMap::side_of(int ordinal, std::uintptr_t pointer, std::size_t bytes) 
   return Side::kPinnedHost;
 }
 
+int MemoryMap::device_of(std::uintptr_t pointer, std::size_t bytes) const {
+  const std::lock_guard lock(mutex_);
+  const auto range = holding_locked(pointer, bytes);
+  return range && range->kind == Range::Kind::kDevice ? range->ordinal : -1;
+}
+
 }  // namespace pcieval::sim

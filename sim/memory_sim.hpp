@@ -38,6 +38,9 @@ class MemoryMap {
   [[nodiscard]] bool remove_registration(std::uintptr_t begin);
 
   [[nodiscard]] Side side_of(int ordinal, std::uintptr_t pointer, std::size_t bytes) const;
+  // The device whose memory holds all of [pointer, pointer + bytes); -1 when
+  // no device's does.
+  [[nodiscard]] int device_of(std::uintptr_t pointer, std::size_t bytes) const;
   // What a kernel of `ordinal` may touch: its own memory or pinned host memory.
   [[nodiscard]] bool reaches(int ordinal, std::uintptr_t pointer, std::size_t bytes) const {
     const Side side = side_of(ordinal, pointer, bytes);

@@ -34,6 +34,14 @@ constexpr auto kTimelinePoll = std::chrono::microseconds(50);
 // Pageable copies stage through the driver's own pinned buffers: about half
 // the pinned rate on current GPUs.
 constexpr double kPageableFraction = 0.5;
+// A peer copy with peer access off is staged through host memory by the
+// driver: 22.2 GB/s where the same pairs copy at 26.3 GB/s directly, in
+// p2pBandwidthLatencyTest on an ASUS ESC8000A-E12 with RTX 6000 Ada (Gen4;
+// corpus bw_esc8000a_e12_rtx6000ada_bandwidthTest_p2p.txt).
+constexpr double kStagedPeerFraction = 22.2 / 26.3;
+// ACS Control bits that send peer traffic up to the root complex.
+constexpr std::uint16_t kAcsRequestRedirectBit = 0x0004;
+constexpr std::uint16_t kAcsCompletionRedirectBit = 0x0008;
 
 std::string read_text(const fs::path& path) {
   std::ifstream in(path);
@@ -223,6 +231,14 @@ Status Node::load() {
       }
     }
     device.numa_node = static_cast<int>(std::strtol(read_text(dir / "numa_node").c_str(), nullptr, 10));
+    for (const fs::path& up : chain) {
+      device.chain.push_back(up);
+      device.chain_addresses.push_back(parse_pci_address(up.filename().string()).value());
+      std::ifstream in(up / "config", std::ios::binary);
+      const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      const std::optional<std::uint16_t> control = acs_control(bytes);
+      device.acs_redirect.push_back(control && (*control & (kAcsRequestRedirectBit | kAcsCompletionRedirectBit)) != 0);
+    }
     devices_.push_back(std::move(device));
   }
   dynamic_.resize(devices_.size());
@@ -309,18 +325,83 @@ std::shared_ptr<Flow> Node::start_flow(int ordinal, bool to_device, double bytes
   flow->ordinal = ordinal;
   flow->to_device = to_device;
   flow->efficiency = efficiency;
-  flow->remaining_bytes = bytes;
+  flow->gpus = {ordinal};
+  const Device& device = devices_[static_cast<std::size_t>(ordinal)];
+  for (std::size_t hop = 0; hop < device.hops.size(); ++hop) flow->legs.push_back({ordinal, hop, to_device});
+  return add_flow(std::move(flow), bytes);
+}
+
+std::shared_ptr<Flow> Node::start_peer_flow(int initiator, int source, int destination, double bytes, double efficiency,
+                                            bool direct) {
+  auto flow = std::make_shared<Flow>();
+  flow->ordinal = initiator;
+  flow->to_device = initiator == destination;
+  flow->gpus = {source, destination};
+  const PeerRoute path = route(source, destination, direct);
+  flow->legs = path.legs;
+  flow->host_memory = path.kind == PeerRouteKind::kStagedByHost;
+  flow->efficiency = flow->host_memory ? efficiency * kStagedPeerFraction : efficiency;
+  flow->cap_bytes_per_s = peer_cap_bytes_per_s(path.kind);
+  return add_flow(std::move(flow), bytes);
+}
+
+double Node::peer_cap_bytes_per_s(PeerRouteKind kind) const {
+  switch (kind) {
+    case PeerRouteKind::kRootComplex:
+      return scenario_.root_complex_peer_gbps * 1e9;
+    case PeerRouteKind::kAcsDetour:
+      return scenario_.acs_detour_peer_gbps * 1e9;
+    case PeerRouteKind::kSwitch:
+    case PeerRouteKind::kStagedByHost:
+      break;
+  }
+  return 0;
+}
+
+bool Node::peer_access(int a, int b) const {
+  if (a == b || a < 0 || b < 0 || a >= static_cast<int>(devices_.size()) || b >= static_cast<int>(devices_.size())) {
+    return false;
+  }
+  const PciAddress& first = devices_[static_cast<std::size_t>(a)].address;
+  const PciAddress& second = devices_[static_cast<std::size_t>(b)].address;
+  return scenario_.no_peer_access.count({std::min(first, second), std::max(first, second)}) == 0;
+}
+
+PeerRoute Node::route(int source, int destination, bool direct) const {
+  return peer_route(devices_[static_cast<std::size_t>(source)], devices_[static_cast<std::size_t>(destination)],
+                    direct && peer_access(source, destination));
+}
+
+double Node::lone_peer_copy_gbps(int source, int destination, bool direct, double efficiency) {
+  Flow flow;
+  const PeerRoute path = route(source, destination, direct);
+  flow.legs = path.legs;
+  flow.efficiency = path.kind == PeerRouteKind::kStagedByHost ? efficiency * kStagedPeerFraction : efficiency;
+  flow.ordinal = source;
+  flow.host_memory = false;
+  flow.cap_bytes_per_s = peer_cap_bytes_per_s(path.kind);
   const std::lock_guard lock(mutex_);
+  return rate_locked(flow) / 1e9;
+}
+
+std::shared_ptr<Flow> Node::add_flow(std::shared_ptr<Flow> flow, double bytes) {
+  flow->remaining_bytes = bytes;
+  const int ordinal = flow->ordinal;
+  const std::lock_guard lock(mutex_);
+  for (int gpu : flow->gpus) {
+    dynamic_[static_cast<std::size_t>(gpu)].last_busy = Clock::now();
+    notice_retrain_locked(gpu);
+    fire_faults_locked(devices_[static_cast<std::size_t>(gpu)]);
+  }
   Dynamic& state = dynamic_[static_cast<std::size_t>(ordinal)];
-  state.last_busy = Clock::now();
-  notice_retrain_locked(ordinal);
-  fire_faults_locked(devices_[static_cast<std::size_t>(ordinal)]);
-  if (state.lost) flow->hangs = true;
+  for (int gpu : flow->gpus) {
+    if (dynamic_[static_cast<std::size_t>(gpu)].lost) flow->hangs = true;
+  }
   if (!state.hang_consumed && has_fault(ordinal, FaultKind::kCopyHang)) {
     state.hang_consumed = true;
     flow->hangs = true;
   }
-  write_link_locked(ordinal);
+  for (int gpu : flow->gpus) write_link_locked(gpu);
   if (bytes <= 0 && !flow->hangs) {
     flow->done.store(true, std::memory_order_release);
     return flow;
@@ -368,25 +449,33 @@ double Node::host_limit_bytes_per_s(const Device& device) const {
 double Node::rate_locked(const Flow& flow) const {
   if (flow.hangs) return 0;
   const Device& device = devices_[static_cast<std::size_t>(flow.ordinal)];
+  const auto hop_of = [this](const RouteLeg& leg) -> const Hop& {
+    return devices_[static_cast<std::size_t>(leg.ordinal)].hops[leg.hop];
+  };
   double rate = std::numeric_limits<double>::infinity();
-  for (std::size_t i = 0; i < device.hops.size(); ++i) {
-    const Hop& hop = device.hops[i];
-    const LinkState link = i == 0 ? loaded_link_locked(flow.ordinal) : hop.link;
+  for (const RouteLeg& leg : flow.legs) {
+    const Hop& hop = hop_of(leg);
+    const LinkState link = leg.hop == 0 ? loaded_link_locked(leg.ordinal) : hop.link;
+    // The copies crossing this link this way (a detour crosses its uplink
+    // both ways: once in each count).
     int sharing = 0;
     for (const auto& other : flows_) {
-      if (other->hangs || other->to_device != flow.to_device) continue;
-      const auto& hops = devices_[static_cast<std::size_t>(other->ordinal)].hops;
-      if (std::any_of(hops.begin(), hops.end(), [&hop](const Hop& h) { return h.downstream == hop.downstream; })) {
+      if (other->hangs) continue;
+      if (std::any_of(other->legs.begin(), other->legs.end(), [&](const RouteLeg& theirs) {
+            return theirs.to_device == leg.to_device && hop_of(theirs).downstream == hop.downstream;
+          })) {
         ++sharing;
       }
     }
-    rate = std::min(rate, budget_bytes_per_s(link, flow.to_device) * flow.efficiency / std::max(sharing, 1));
+    rate = std::min(rate, budget_bytes_per_s(link, leg.to_device) * flow.efficiency / std::max(sharing, 1));
   }
+  if (flow.cap_bytes_per_s > 0) rate = std::min(rate, flow.cap_bytes_per_s);
   // The host's memory: every copy of the GPUs of one NUMA node, both
   // directions, reads or writes that node's memory.
-  if (const double limit = host_limit_bytes_per_s(device); limit > 0) {
+  if (const double limit = host_limit_bytes_per_s(device); limit > 0 && flow.host_memory) {
     const auto sharing = std::count_if(flows_.begin(), flows_.end(), [&](const auto& other) {
-      return !other->hangs && devices_[static_cast<std::size_t>(other->ordinal)].numa_node == device.numa_node;
+      return !other->hangs && other->host_memory &&
+             devices_[static_cast<std::size_t>(other->ordinal)].numa_node == device.numa_node;
     });
     rate = std::min(rate, limit / static_cast<double>(std::max<std::ptrdiff_t>(sharing, 1)));
   }
@@ -434,7 +523,7 @@ void Node::fire_faults_locked(Device& device) {
       state.lost = true;
       // A GPU off the bus finishes nothing it had in flight either.
       for (auto& flow : flows_) {
-        if (flow->ordinal == device.ordinal) flow->hangs = true;
+        if (std::find(flow->gpus.begin(), flow->gpus.end(), device.ordinal) != flow->gpus.end()) flow->hangs = true;
       }
     }
   }
@@ -452,7 +541,7 @@ bool Node::advance_locked() {
   // Stop where a fault of a copying GPU fires, so the rest runs at its link.
   std::set<int> copying;
   for (std::size_t i = 0; i < flows_.size(); ++i) {
-    if (rates[i] > 0) copying.insert(flows_[i]->ordinal);
+    if (rates[i] > 0) copying.insert(flows_[i]->gpus.begin(), flows_[i]->gpus.end());
   }
   for (int ordinal : copying) {
     for (const Fault& fault : devices_[static_cast<std::size_t>(ordinal)].spec.faults) {
@@ -497,7 +586,9 @@ void Node::run_timeline() {
       last_tree_check = now;
       // A copy in flight keeps its GPU busy, a hung one too: the GPU has DMA
       // outstanding, and its link does not go idle under it.
-      for (const auto& flow : flows_) dynamic_[static_cast<std::size_t>(flow->ordinal)].last_busy = now;
+      for (const auto& flow : flows_) {
+        for (int gpu : flow->gpus) dynamic_[static_cast<std::size_t>(gpu)].last_busy = now;
+      }
       for (Dynamic& state : dynamic_) {
         if (state.kernels > 0) state.last_busy = now;
       }

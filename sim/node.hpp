@@ -32,6 +32,7 @@
 #include "model/link.hpp"
 #include "model/pci_address.hpp"
 #include "model/result.hpp"
+#include "sim/peer_route.hpp"
 #include "sim/scenario.hpp"
 
 namespace pcieval::sim {
@@ -62,6 +63,12 @@ struct Device {
   // The GPU's NUMA node (the tree's numa_node; -1 unknown): its host buffers
   // are taken to live there, as pcieval places them.
   int numa_node = -1;
+  // The way up, for peer routes (peer_route.hpp): the GPU's folder, then
+  // every bridge's; their addresses; and whether each one's ACS Control
+  // redirects peer requests or completions (ReqRedir or CmpltRedir).
+  std::vector<std::filesystem::path> chain;
+  std::vector<PciAddress> chain_addresses;
+  std::vector<bool> acs_redirect;
 };
 
 // A simulated stream's worker, as the timeline sees it: the clock advances
@@ -95,11 +102,17 @@ class Worker {
 
 // One copy in flight on the timeline.
 struct Flow {
-  int ordinal = 0;
+  int ordinal = 0;  // the GPU whose copy engine or SMs run it
   bool to_device = true;
   double efficiency = 1.0;
   double remaining_bytes = 0;
-  bool hangs = false;  // never finishes (copy_hang, fell_off_bus)
+  // The links it crosses, each one way; a host copy: its GPU's whole path.
+  std::vector<RouteLeg> legs;
+  // A rate no link sets (root-complex forwarding of peer traffic), bytes/s.
+  double cap_bytes_per_s = 0;  // 0: none
+  std::vector<int> gpus;       // every GPU it keeps busy
+  bool host_memory = true;     // reads or writes host memory (host_numa_gbps)
+  bool hangs = false;          // never finishes (copy_hang, fell_off_bus)
   std::atomic<bool> done{false};
 };
 
@@ -130,6 +143,17 @@ class Node {
   // for its `done` (wait()). The first copy of a copy_hang GPU, and every
   // copy of a GPU that fell off the bus, never finishes.
   [[nodiscard]] std::shared_ptr<Flow> start_flow(int ordinal, bool to_device, double bytes, double efficiency);
+  // A copy of `bytes` from `source`'s memory to `destination`'s, run by
+  // `initiator` (one of the two), routed as peer_route says: directly when
+  // `direct` (peer access on), else staged through host memory.
+  [[nodiscard]] std::shared_ptr<Flow> start_peer_flow(int initiator, int source, int destination, double bytes,
+                                                      double efficiency, bool direct);
+  // Whether the scenario lets `a` reach `b`'s memory (every pair but those
+  // of no_peer_access); false for a GPU and itself.
+  [[nodiscard]] bool peer_access(int a, int b) const;
+  [[nodiscard]] PeerRoute route(int source, int destination, bool direct) const;
+  // The GB/s a lone peer copy gets now (for tests and docs).
+  [[nodiscard]] double lone_peer_copy_gbps(int source, int destination, bool direct, double efficiency);
   // The real seconds a pageable copy of `bytes` takes (timed by the host).
   [[nodiscard]] double pageable_seconds(int ordinal, bool to_device, double bytes);
   // Blocks the calling worker until `ready()`, letting the clock advance.
@@ -161,6 +185,10 @@ class Node {
   void run_timeline();
   bool advance_locked();
   double rate_locked(const Flow& flow) const;
+  [[nodiscard]] std::shared_ptr<Flow> add_flow(std::shared_ptr<Flow> flow, double bytes);
+  // The scenario's rate for a root-complex route or an ACS detour, bytes/s;
+  // 0 (no cap) for the others.
+  [[nodiscard]] double peer_cap_bytes_per_s(PeerRouteKind kind) const;
   // host_numa_gbps of the GPU's NUMA node, in bytes/s; 0 when not set.
   [[nodiscard]] double host_limit_bytes_per_s(const Device& device) const;
   void fire_faults_locked(Device& device);

@@ -190,6 +190,24 @@ int nvmlDeviceGetMigMode(void* device, unsigned int* current, unsigned int* pend
   return kSuccess;
 }
 
+// nvmlDeviceGetP2PStatus(nvmlDevice_t, nvmlDevice_t, nvmlGpuP2PCapsIndex_t,
+// nvmlGpuP2PStatus_t*): the answer CUDA gives (cuDeviceCanAccessPeer), so
+// the two never disagree. Caps: READ 0, WRITE 1, NVLINK 2, ATOMICS 3, PROP
+// (PCI) 4; status: OK 0 ... NOT_SUPPORTED 5, UNKNOWN 6. No simulated GPU has
+// NVLink, and PCIe atomics between peers are not modelled: not supported.
+int nvmlDeviceGetP2PStatus(void* device, void* peer, int caps_index, int* status) {
+  constexpr int kP2pStatusOk = 0;
+  constexpr int kP2pStatusNotSupported = 5;
+  int ordinal = 0;
+  int peer_ordinal = 0;
+  if (const int code = gpu_of(device, ordinal); code != kSuccess) return code;
+  if (const int code = gpu_of(peer, peer_ordinal); code != kSuccess) return code;
+  if (status == nullptr || caps_index < 0 || caps_index > 5) return kInvalidArgument;
+  const bool pcie_capability = caps_index == 0 || caps_index == 1 || caps_index == 4;
+  *status = pcie_capability && g_node->peer_access(ordinal, peer_ordinal) ? kP2pStatusOk : kP2pStatusNotSupported;
+  return kSuccess;
+}
+
 int nvmlSystemGetConfComputeState(ConfComputeState* state) {
   if (g_node == nullptr) return kUninitialized;
   *state = ConfComputeState{0, 0, 0};

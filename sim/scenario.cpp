@@ -190,7 +190,10 @@ Result<Scenario> parse_scenario(std::string_view json_text, const fs::path& file
   const Json document = Json::parse(json_text.begin(), json_text.end(), nullptr, false);
   if (document.is_discarded()) return make_error("not JSON");
   if (!document.is_object()) return make_error("not a JSON object");
-  if (auto ok = only_keys(document, "scenario", {"machine", "gpus", "host_numa_gbps", "description"}); !ok) {
+  if (auto ok = only_keys(document, "scenario",
+                          {"machine", "gpus", "host_numa_gbps", "root_complex_peer_gbps", "acs_detour_peer_gbps",
+                           "no_peer_access", "description"});
+      !ok) {
     return ok.error();
   }
   if (!document.contains("machine") || !document.at("machine").is_string()) {
@@ -225,6 +228,30 @@ Result<Scenario> parse_scenario(std::string_view json_text, const fs::path& file
       scenario.host_numa_gbps[std::stoi(key)] = value.get<double>();
     }
   }
+  for (const auto& [key, rate] : {std::pair{"root_complex_peer_gbps", &scenario.root_complex_peer_gbps},
+                                  std::pair{"acs_detour_peer_gbps", &scenario.acs_detour_peer_gbps}}) {
+    if (!document.contains(key)) continue;
+    const Json& value = document.at(key);
+    if (!value.is_number() || !(value.get<double>() > 0))
+      return make_error(std::string(key) + ": not a positive number");
+    *rate = value.get<double>();
+  }
+  if (document.contains("no_peer_access")) {
+    const Json& pairs = document.at("no_peer_access");
+    if (!pairs.is_array()) return make_error("no_peer_access: not an array of GPU address pairs");
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      const std::string at = "no_peer_access[" + std::to_string(i) + "]";
+      const Json& pair = pairs.at(i);
+      if (!pair.is_array() || pair.size() != 2 || !pair.at(0).is_string() || !pair.at(1).is_string()) {
+        return make_error(at + ": not a pair of PCI addresses");
+      }
+      auto first = parse_pci_address(pair.at(0).get<std::string>());
+      auto second = parse_pci_address(pair.at(1).get<std::string>());
+      if (!first || !second) return make_error(at + ": not a pair of PCI addresses");
+      if (first.value() == second.value()) return make_error(at + ": a GPU paired with itself");
+      scenario.no_peer_access.emplace(std::min(first.value(), second.value()), std::max(first.value(), second.value()));
+    }
+  }
   return scenario;
 }
 
@@ -245,6 +272,14 @@ Result<Scenario> load_scenario(const fs::path& file) {
     static_cast<void>(spec);
     if (std::find(gpus.begin(), gpus.end(), address) == gpus.end()) {
       return make_error(file.string() + ": gpus: " + to_string(address) + " is not an NVIDIA GPU of " + sys.string());
+    }
+  }
+  for (const auto& [first, second] : scenario.value().no_peer_access) {
+    for (const PciAddress& address : {first, second}) {
+      if (std::find(gpus.begin(), gpus.end(), address) == gpus.end()) {
+        return make_error(file.string() + ": no_peer_access: " + to_string(address) + " is not an NVIDIA GPU of " +
+                          sys.string());
+      }
     }
   }
   return scenario;

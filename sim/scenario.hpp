@@ -9,8 +9,10 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "model/link.hpp"
@@ -58,6 +60,24 @@ struct Scenario {
   // Host memory bandwidth per NUMA node, GB/s: the copies of every GPU of
   // that node share it, both directions together. A node not listed: no limit.
   std::map<int, double> host_numa_gbps;
+  // The rate at which the root complex forwards one peer copy between two
+  // of its root ports (pairs whose paths meet only there, or not at all:
+  // other sockets), GB/s. Default 26.3: P2P writes between GPUs on separate
+  // root ports of an AMD EPYC host in p2pBandwidthLatencyTest (ASUS
+  // ESC8000A-E12, RTX 6000 Ada, corpus
+  // bw_esc8000a_e12_rtx6000ada_bandwidthTest_p2p.txt): about a Gen4 x16
+  // link's rate, so on a healthy node the links set it.
+  double root_complex_peer_gbps = 26.3;
+  // The rate of one peer copy that ACS redirect sends up to the root port
+  // and back down the port it came from (the ACS detour), GB/s. Default
+  // 10.5: the highest P2P rate, peer access on, of the redirected box in
+  // NVIDIA/nccl issue 814 (9.6-10.5 GB/s, where the same copies staged
+  // through the host ran at 20-22).
+  double acs_detour_peer_gbps = 10.5;
+  // GPU pairs without peer access (cuDeviceCanAccessPeer 0 both ways, NVML's
+  // P2P status "not supported"), each with the lower address first. Every
+  // other pair of the node has it.
+  std::set<std::pair<PciAddress, PciAddress>> no_peer_access;
 };
 
 // "gen3x16", "Gen5 x8", "gen4 x16": a generation and a width.

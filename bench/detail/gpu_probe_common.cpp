@@ -138,6 +138,10 @@ Result<StreamRates> time_streams(const ProbeContext& context, std::span<CopyStre
   std::vector<PciAddress> loaded;
   for (const CopyStream* stream : streams) {
     if (auto address = cuda_pci_address(stream->ordinal())) loaded.push_back(address.value());
+    // A peer copy loads the peer's link too.
+    if (stream->peer() >= 0) {
+      if (auto address = cuda_pci_address(stream->peer())) loaded.push_back(address.value());
+    }
   }
   Result<std::vector<double>> wall_gbps = [&] {
     LoadScope load(context.load, loaded);

@@ -46,6 +46,11 @@ Status use_device(int ordinal) {
   return cuda_status("cuCtxSetCurrent", api->ctx_set_current(context));
 }
 
+Result<CuContext> context_of(int ordinal) {
+  PCIEVAL_ASSIGN_OR_RETURN(const CudaDriverApi* api, cuda_driver());
+  return primary_context(*api, ordinal);
+}
+
 bool current_for_release(int ordinal) noexcept {
   if (cuda_device_retired(ordinal)) return false;
   const auto driver = cuda_driver();

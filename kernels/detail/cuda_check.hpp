@@ -37,6 +37,10 @@ inline Status cuda_status(const char* call, CuResult code) {
 // refused, so nothing touches a context that may be wedged.
 [[nodiscard]] Status use_device(int ordinal);
 
+// Device `ordinal`'s primary context, retained on first use as use_device
+// retains it (cuMemcpyPeerAsync and peer access name contexts).
+[[nodiscard]] Result<CuContext> context_of(int ordinal);
+
 // Makes `ordinal`'s context current for a destructor's release, when the
 // driver is loaded and the device not retired; false otherwise (release
 // nothing then).

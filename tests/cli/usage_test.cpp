@@ -87,12 +87,14 @@ TEST(CliUsage, HelpStatesExclusionsInWordsAndTheyStillHold) {
     if (c != ' ' || flat.empty() || flat.back() != ' ') flat += c;
   }
   EXPECT_NE(flat.find("well under 30 s) (not with --full, --no-probes)"), std::string::npos) << help.out;
-  EXPECT_NE(flat.find("(not with --duration, --full, --quick, --rounds)"), std::string::npos) << help.out;
+  EXPECT_NE(flat.find("(not with --duration, --full, --p2p, --quick, --rounds)"), std::string::npos) << help.out;
+  EXPECT_NE(flat.find("reads and SM copies too (docs/check.md) (not with --no-probes)"), std::string::npos) << help.out;
   EXPECT_NE(flat.find("whichever comes first. -o FILE is rewritten after every round (not with --no-probes)"),
             std::string::npos)
       << help.out;
   for (const char* pair :
-       {"--quick --full", "--full --no-probes", "--rounds 2 --no-probes", "--duration 5 --no-probes"}) {
+       {"--quick --full", "--full --no-probes", "--rounds 2 --no-probes", "--duration 5 --no-probes",
+        "--p2p --no-probes"}) {
     const auto refused = run_pcieval(std::string("check --sysfs-root /nonexistent ") + pair);
     EXPECT_EQ(refused.exit_code, 2) << pair;
     EXPECT_NE(refused.err.find("excludes"), std::string::npos) << pair << ": " << refused.err;

@@ -9,8 +9,10 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "report/schema_validation.hpp"
 
@@ -95,6 +97,10 @@ TEST(Scenario, BadScenariosAreRefusedByTheParserAndTheSchema) {
        "at_round: 0 is not a soak round"},
       {R"({"machine": "m", "gpus": {"0000:84:00.0": {"faults": [{"event": "mig", "at_round": 2}]}}})",
        "unknown key 'at_round'"},
+      {R"({"machine": "m", "acs_detour_peer_gbps": 0})", "acs_detour_peer_gbps: not a positive number"},
+      {R"({"machine": "m", "root_complex_peer_gbps": "fast"})", "root_complex_peer_gbps: not a positive number"},
+      {R"({"machine": "m", "no_peer_access": [["0000:03:00.0"]]})", "no_peer_access[0]: not a pair"},
+      {R"({"machine": "m", "no_peer_access": [["0000:03:00.0", "03:00"]]})", "no_peer_access[0]: not a pair"},
   };
   for (const auto& [text, said] : bad) {
     const auto scenario = parse_scenario(text, "/tmp/s.json");
@@ -125,6 +131,36 @@ TEST(Scenario, EveryScenarioInTheTreeIsValidAndItsGpusAreItsMachines) {
     ++checked;
   }
   EXPECT_GE(checked, 8);
+}
+
+TEST(Scenario, PeerRatesAndPairsWithoutPeerAccessAreReadWithDefaultsFromPublishedNumbers) {
+  const auto defaults = parse_scenario(R"({"machine": "m"})", "/tmp/s.json");
+  ASSERT_TRUE(defaults.ok()) << defaults.error().message;
+  EXPECT_DOUBLE_EQ(defaults.value().root_complex_peer_gbps, 26.3);
+  EXPECT_DOUBLE_EQ(defaults.value().acs_detour_peer_gbps, 10.5);
+  EXPECT_TRUE(defaults.value().no_peer_access.empty());
+  const std::string text = R"({"machine": "m", "root_complex_peer_gbps": 20, "acs_detour_peer_gbps": 7.5,
+                                "no_peer_access": [["0000:a4:00.0", "0000:03:00.0"]]})";
+  EXPECT_THAT(testing::schema_errors(text, kSchema), IsEmpty());
+  const auto set = parse_scenario(text, "/tmp/s.json");
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  EXPECT_DOUBLE_EQ(set.value().root_complex_peer_gbps, 20);
+  EXPECT_DOUBLE_EQ(set.value().acs_detour_peer_gbps, 7.5);
+  // Kept with the lower address first, whichever way it was written.
+  const PciAddress low = parse_pci_address("0000:03:00.0").value();
+  const PciAddress high = parse_pci_address("0000:a4:00.0").value();
+  EXPECT_EQ(set.value().no_peer_access, (std::set<std::pair<PciAddress, PciAddress>>{{low, high}}));
+}
+
+TEST(Scenario, APairWithoutPeerAccessMustBeGpusOfTheMachine) {
+  const fs::path file = fs::temp_directory_path() / "pcieval-scenario-missing-peer.json";
+  std::ofstream(file) << Json{{"machine", (fs::path(PCIEVAL_FIXTURES_DIR) / "hgx_a100_8gpu_gen4").string()},
+                              {"no_peer_access", Json::parse(R"([["0000:03:00.0", "0000:05:00.0"]])")}}
+                             .dump();
+  const auto scenario = load_scenario(file);
+  fs::remove(file);
+  ASSERT_FALSE(scenario.ok());
+  EXPECT_THAT(scenario.error().message, HasSubstr("no_peer_access: 0000:05:00.0 is not an NVIDIA GPU of"));
 }
 
 TEST(Scenario, AMachineWithoutTheNamedGpuIsRefused) {
