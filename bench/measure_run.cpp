@@ -234,6 +234,15 @@ void measure_machine(Evidence& evidence, const ProbeOptions& options, const Meas
       }
       for (auto& note : notes) device.notes.push_back("NVML: " + note);
     }
+    // Whether the driver lets each GPU reach each other's memory, and if not
+    // why (the chipset, the topology, a registry key): the peer rules tell a
+    // pair without access from a slow one by it (issue 28).
+    if (gpu_addresses.size() > 1) {
+      std::vector<std::string> notes;
+      auto statuses = nvml_reader->read_peer_status(gpu_addresses, &notes);
+      for (auto& status : statuses) evidence.peer_status.push_back(std::move(status));
+      for (auto& note : notes) evidence.notes.push_back("NVML: " + note);
+    }
   }
 }
 
