@@ -8,6 +8,7 @@
 
 #include "model/evidence.hpp"
 #include "model/measurement.hpp"
+#include "model/probe_keys.hpp"
 #include "model/thresholds.hpp"
 #include "validate/path_settings_rules.hpp"
 
@@ -21,6 +22,9 @@ inline constexpr std::string_view kPeerWriteSmProbe = "p2p_write_sm";
 inline constexpr std::string_view kPeerReadSmProbe = "p2p_read_sm";
 // The same copy with peer access off: the driver stages it through host memory.
 inline constexpr std::string_view kPeerStagedCeProbe = "p2p_staged_ce";
+static_assert(kPeerProbeKeys[0] == kPeerWriteCeProbe && kPeerProbeKeys[1] == kPeerReadCeProbe &&
+              kPeerProbeKeys[2] == kPeerWriteSmProbe && kPeerProbeKeys[3] == kPeerReadSmProbe &&
+              kPeerProbeKeys[4] == kPeerStagedCeProbe);
 
 // A peer copy: direction d2d, a "p2p_" key, two GPUs.
 [[nodiscard]] bool is_peer_measurement(const Measurement& m);
