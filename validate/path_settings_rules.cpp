@@ -361,8 +361,9 @@ std::vector<const DeviceRecord*> gpus_with_path(const Evidence& evidence) {
 
 bool peer_routing_asked(const Evidence& evidence) {
   const auto peer_key = [](const std::string& key) { return key.starts_with("p2p_"); };
+  // A skipped peer probe (not asked for, or one GPU only) asked nothing.
   return std::any_of(evidence.probes.begin(), evidence.probes.end(),
-                     [&](const ProbeRun& p) { return peer_key(p.key); }) ||
+                     [&](const ProbeRun& p) { return peer_key(p.key) && p.status != ProbeStatus::kSkipped; }) ||
          std::any_of(evidence.measurements.begin(), evidence.measurements.end(),
                      [&](const Measurement& m) { return peer_key(m.probe); });
 }

@@ -67,8 +67,9 @@ struct RedirectingPort {
 // functions) with a path, in device order.
 [[nodiscard]] std::vector<const DeviceRecord*> gpus_with_path(const Evidence& evidence);
 
-// Whether peer routing was asked to be judged: a probe run or a measurement
-// with a "p2p_" key (check --p2p, --full, or a captured peer tool).
+// Whether peer routing was asked to be judged: a probe that ran or failed,
+// or a measurement, with a "p2p_" key (check --p2p, --full, or a captured
+// peer tool). A skipped peer probe (not asked for, a single GPU) is not.
 [[nodiscard]] bool peer_routing_asked(const Evidence& evidence);
 
 // What the path-settings rules judge by node-wide severity:

@@ -252,7 +252,14 @@ TEST(PathSettingsRules, UnreadSettingsAreANoteNeverOffAndInconclusiveWhenPeerRou
   EXPECT_THAT(judged.notes[0], HasSubstr("path settings not read on 8 GPUs"));
   EXPECT_THAT(judged.notes[0], HasSubstr("needs root"));
 
+  // A peer probe the run skipped asked nothing.
+  evidence.probes.push_back(ProbeRun{"p2p_write_ce", ProbeStatus::kSkipped, "runs with --p2p only", {}, 0, {}, false});
+  EXPECT_FALSE(peer_routing_asked(evidence));
+  EXPECT_TRUE(judge_path_settings(evidence, ThresholdProfile{}).verdicts.empty());
+  evidence.probes.clear();
+
   live_p2p_run(evidence);
+  EXPECT_TRUE(peer_routing_asked(evidence));
   judged = judge_path_settings(evidence, ThresholdProfile{});
   ASSERT_EQ(judged.verdicts.size(), 8U);
   for (const Verdict& v : judged.verdicts) {
@@ -286,6 +293,47 @@ TEST(PathSettingsRules, ASmallMaxReadRequestIsReportedNotJudged) {
   EXPECT_EQ(gpu[0].code, ReasonCode::kPathSettingsAsExpected);
   EXPECT_THAT(gpu[0].reason, HasSubstr("(DevCtl: MaxReadReq 128 bytes)"));
   EXPECT_THAT(of(judged.verdicts, "0000:9a:00.0")[0].reason, Not(HasSubstr("MaxReadReq")));
+}
+
+TEST(PathSettingsRules, ARedirectBelowTheMeetingSwitchIsNotOnThePairsRoute) {
+  // Two levels of PLX switch (the DGX-2 class tree of the fixture machines):
+  // GPU A behind a second-level switch (upstream port 0000:05:00.0 on the
+  // first level's downstream port 0000:04:08.0), GPU B on the first level's
+  // 0000:04:10.0. Their traffic meets in the first-level switch: only its
+  // downstream ports 0000:04:08.0 and 0000:04:10.0 can redirect it. A
+  // redirect on 0000:06:00.0, above A inside the second-level switch, sends
+  // A's requests to its upstream port, where they go anyway.
+  const LinkState gen3x16{PcieGen::kGen3, 16};
+  const Port plain{256, 256, 512, AspmControl::kDisabled, 0};
+  const Port redirecting{256, 256, 512, AspmControl::kDisabled, kAcsLinuxDefault};
+  const Port root{256, 256, 512, AspmControl::kDisabled, kAcsLinuxDefault};
+  const Port card{256, 256, 512, AspmControl::kDisabled, std::nullopt};
+  Evidence evidence;
+  evidence.devices.push_back(
+      gpu("0000:07:00.0", 0x1db5,
+          {hop("0000:07:00.0", card, "0000:06:00.0", redirecting, gen3x16, LinkPosition::kDeviceLink),
+           hop("0000:05:00.0", card, "0000:04:08.0", plain, gen3x16, LinkPosition::kUplink),
+           hop("0000:03:00.0", card, "0000:00:02.0", root, gen3x16, LinkPosition::kUplink)}));
+  evidence.devices.push_back(gpu("0000:08:00.0", 0x1db5,
+                                 {hop("0000:08:00.0", card, "0000:04:10.0", plain, gen3x16, LinkPosition::kDeviceLink),
+                                  hop("0000:03:00.0", card, "0000:00:02.0", root, gen3x16, LinkPosition::kUplink)}));
+  const PairRoute route = route_between(evidence.devices[0], evidence.devices[1]);
+  ASSERT_EQ(route.route, PeerRoute::kInsideSwitch);
+  EXPECT_EQ(to_string(*route.meeting_port), "0000:03:00.0");
+  EXPECT_EQ(to_string(route.below_first.back().upstream), "0000:04:08.0");
+  RuleJudgement judged = judge_path_settings(evidence, ThresholdProfile{});
+  EXPECT_TRUE(with_code(judged.verdicts, ReasonCode::kAcsRedirectsPeerTraffic).empty());
+  EXPECT_EQ(with_code(judged.verdicts, ReasonCode::kPathSettingsAsExpected).size(), 2U);
+  // The first level's port on A's side redirects: both GPUs are told.
+  settings(evidence.devices[0].path[1].upstream_end).acs =
+      std::optional<AcsRegisters>(AcsRegisters{kAcsCapability, kAcsLinuxDefault});
+  judged = judge_path_settings(evidence, ThresholdProfile{});
+  const auto acs = with_code(judged.verdicts, ReasonCode::kAcsRedirectsPeerTraffic);
+  ASSERT_EQ(acs.size(), 2U);
+  ASSERT_TRUE(acs[0].link);
+  EXPECT_EQ(to_string(acs[0].link->downstream), "0000:05:00.0");  // the hop whose upstream end it is
+  EXPECT_THAT(acs[0].reason, HasSubstr("0000:04:08.0 (above this GPU;"));
+  EXPECT_THAT(acs[0].reason, Not(HasSubstr("0000:06:00.0")));
 }
 
 TEST(PathSettingsRules, RouteBetweenGpus) {
@@ -359,6 +407,34 @@ TEST(PathSettingsBudget, ACopyJudgedAgainstTheProgrammedPayloadSaysSo) {
   ASSERT_EQ(before.size(), 1U);
   EXPECT_EQ(before[0].code, ReasonCode::kBandwidthInWarningBand);
   EXPECT_THAT(before[0].reason, HasSubstr("the Gen5 x16 budget 58.4 GB/s, in the warning band"));
+}
+
+TEST(PathSettingsBudget, ASharedUplinkIsHeldToTheProgrammedPayloadToo) {
+  // group_ce of the two A100s behind one PEX88096 of the HGX: 21 GB/s d2h
+  // in all is 79% of the Gen4 x16 uplink's write budget at 128 bytes (26.5
+  // GB/s), 73% of it at 256 (28.8 GB/s).
+  Evidence evidence = hgx_a100(0);
+  for (int i : {0, 1}) {
+    for (PortLinkReading* end : ends_of(evidence.devices[i])) settings(*end).max_payload_bytes = 128;
+  }
+  Measurement group;
+  group.probe = "group_ce";
+  group.subject = "port 0000:01:00.0";
+  group.gpus = {bdf("0000:03:00.0"), bdf("0000:04:00.0")};
+  group.direction = Direction::kDeviceToHost;
+  group.aggregation = Aggregation::kTotalOverWallTime;
+  group.trials_gbps = {21.0, 21.1, 20.9};
+  group.stats = summarize_trials(group.trials_gbps);
+  group.verified = true;
+  evidence.measurements = {group};
+  auto verdicts = judge_bandwidth(evidence, ThresholdProfile{});
+  ASSERT_EQ(verdicts.size(), 1U);
+  EXPECT_EQ(verdicts[0].code, ReasonCode::kBandwidthInWarningBand) << verdicts[0].reason;
+  EXPECT_THAT(verdicts[0].reason, HasSubstr("uplink's budget 26.5 GB/s"));
+  unread_settings(evidence);
+  verdicts = judge_bandwidth(evidence, ThresholdProfile{});
+  ASSERT_EQ(verdicts.size(), 1U);
+  EXPECT_EQ(verdicts[0].code, ReasonCode::kBandwidthBelowBudget) << verdicts[0].reason;
 }
 
 TEST(PathSettingsJudgeAll, EvidenceWithoutSettingsKeepsItsVerdicts) {
