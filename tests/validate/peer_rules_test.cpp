@@ -206,6 +206,29 @@ TEST(PeerRules, WithAStatedLinkCapturedPeerCopiesAreHeldToIt) {
   EXPECT_THAT(all_notes(fast), HasSubstr("NVLink"));
 }
 
+// The shared corpus's ASUS ESC8000A-E12 with four RTX 6000 Ada on EPYC root
+// ports of their own (bw_esc8000a_e12_rtx6000ada_bandwidthTest_p2p.txt):
+// p2pBandwidthLatencyTest wrote 26.32-26.33 GB/s with peer access and
+// 22.10-22.38 without. A healthy capture: faster than staged, and normal for
+// the Gen4 x16 links stated.
+TEST(PeerRules, AHealthyCaptureFasterThanStagedPassesWithItsLink) {
+  Evidence evidence;
+  evidence.stated_link = StatedLink{LinkState{PcieGen::kGen4, 16}, "--link gen4x16"};
+  evidence.measurements = {
+      peer_copy("p2p_write_ce", "0000:01:00.0", "0000:41:00.0", {26.33}),
+      peer_copy("p2p_staged_ce", "0000:01:00.0", "0000:41:00.0", {22.23}),
+      peer_copy("p2p_write_ce", "0000:c1:00.0", "0000:e1:00.0", {26.32}),
+      peer_copy("p2p_staged_ce", "0000:c1:00.0", "0000:e1:00.0", {22.10}),
+  };
+  const RuleJudgement judged = judge_peers(evidence, ThresholdProfile{});
+  ASSERT_EQ(judged.verdicts.size(), 2U);
+  for (const Verdict& v : judged.verdicts) {
+    EXPECT_EQ(v.code, ReasonCode::kPeerBandwidthAtBudget) << v.reason;
+    EXPECT_THAT(v.reason, HasSubstr("is 91% of the stated Gen4 x16 link's write budget 28.8 GB/s"));
+  }
+  EXPECT_EQ(overall_of(judge_all(evidence, ThresholdProfile{}, {})), Overall::kPass);
+}
+
 TEST(PeerRules, ALiveRunNamesTheAcsPortBehindASlowerThanStagedPair) {
   Evidence evidence = plx_p100(kAcsLinuxDefault);
   live_p2p_run(evidence);
