@@ -58,9 +58,18 @@ inline constexpr std::array<std::string_view, 23> kToolProbeKeys = {
     "p2p_staged_ce",
 };
 
+// Peer copies between GPUs (issue 28, direction d2d), live (check --p2p)
+// and from captured peer tools alike: writes and reads by copy engine and
+// by SM kernel, and the copy-engine copy with peer access off (staged
+// through host memory). validate/peer_rules.hpp judges them.
+inline constexpr std::array<std::string_view, 5> kPeerProbeKeys = {
+    "p2p_write_ce", "p2p_read_ce", "p2p_write_sm", "p2p_read_sm", "p2p_staged_ce",
+};
+
 [[nodiscard]] constexpr bool is_probe_key(std::string_view key) {
   return std::find(kRegistryProbeKeys.begin(), kRegistryProbeKeys.end(), key) != kRegistryProbeKeys.end() ||
-         std::find(kToolProbeKeys.begin(), kToolProbeKeys.end(), key) != kToolProbeKeys.end();
+         std::find(kToolProbeKeys.begin(), kToolProbeKeys.end(), key) != kToolProbeKeys.end() ||
+         std::find(kPeerProbeKeys.begin(), kPeerProbeKeys.end(), key) != kPeerProbeKeys.end();
 }
 
 }  // namespace pcieval

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/measurement.hpp"
@@ -51,6 +52,19 @@ struct ProbeThresholds {
 // warning code (as bandwidth_in_warning_band does). "fail", "inconclusive",
 // "warn".
 enum class SettingSeverity { kFail, kInconclusive, kWarn };
+
+// "fail", "inconclusive", "warn": the profile's words.
+[[nodiscard]] constexpr std::string_view to_string(SettingSeverity severity) {
+  switch (severity) {
+    case SettingSeverity::kFail:
+      return "fail";
+    case SettingSeverity::kInconclusive:
+      return "inconclusive";
+    case SettingSeverity::kWarn:
+      return "warn";
+  }
+  return "fail";
+}
 
 // The path-settings rules' severities, and the floor for peer traffic that
 // crosses the root complex by design. Node-wide: read from `defaults` only.

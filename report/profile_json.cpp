@@ -17,7 +17,9 @@ using Json = nlohmann::ordered_json;
 using json_document::DocumentReader;
 using json_document::Node;
 
-constexpr std::array kDirections = {Direction::kHostToDevice, Direction::kDeviceToHost, Direction::kHostToHost};
+constexpr std::array kDirections = {Direction::kHostToDevice, Direction::kDeviceToHost, Direction::kHostToHost,
+                                    Direction::kDeviceToDevice};
+constexpr std::array kSeverities = {SettingSeverity::kFail, SettingSeverity::kInconclusive, SettingSeverity::kWarn};
 
 template <class T>
 Json or_null(const std::optional<T>& value) {
@@ -115,6 +117,36 @@ std::vector<ProbeThresholds> read_per_probe(DocumentReader& in, const Node& obje
   return entries;
 }
 
+Json path_settings_json(const PathSettingThresholds& p) {
+  Json out = Json::object();
+  out["acs_redirect"] = std::string(to_string(p.acs_redirect));
+  out["payload_below_supported"] = std::string(to_string(p.payload_below_supported));
+  out["payload_above_port"] = std::string(to_string(p.payload_above_port));
+  out["aspm_enabled"] = std::string(to_string(p.aspm_enabled));
+  out["iommu_translated"] = std::string(to_string(p.iommu_translated));
+  out["cross_root_peer_floor_gbps"] = or_null(p.cross_root_peer_floor_gbps);
+  return out;
+}
+
+// Schema 1.7. Each severity is "fail", "inconclusive" or "warn"; anything
+// else is an error naming the field, never a silent default.
+PathSettingThresholds read_path_settings(DocumentReader& in, const Node& object) {
+  PathSettingThresholds p;
+  only_keys(in, object,
+            {"acs_redirect", "payload_below_supported", "payload_above_port", "aspm_enabled", "iommu_translated",
+             "cross_root_peer_floor_gbps"});
+  const auto severity = [&](std::string_view key, SettingSeverity& field) {
+    if (const auto node = in.member_if_present(object, key)) field = in.one_of(*node, kSeverities);
+  };
+  severity("acs_redirect", p.acs_redirect);
+  severity("payload_below_supported", p.payload_below_supported);
+  severity("payload_above_port", p.payload_above_port);
+  severity("aspm_enabled", p.aspm_enabled);
+  severity("iommu_translated", p.iommu_translated);
+  p.cross_root_peer_floor_gbps = optional_number(in, object, "cross_root_peer_floor_gbps");
+  return p;
+}
+
 Json match_json(const DeviceMatch& match) {
   Json out = Json::object();
   out["name_contains"] = or_null(match.name_contains);
@@ -139,6 +171,7 @@ Json to_json(const ThresholdProfile& profile) {
   defaults["max_gpu_utilization_percent"] = d.max_gpu_utilization_percent;
   defaults["baseline_max_drop_fraction"] = d.baseline_max_drop_fraction;
   defaults["assume_full_link_behind_virtual_port"] = d.assume_full_link_behind_virtual_port;
+  defaults["path_settings"] = path_settings_json(d.path_settings);
 
   Json overrides = Json::array();
   for (const ThresholdOverride& o : profile.overrides) {
@@ -177,7 +210,8 @@ ThresholdProfile read(DocumentReader& in, const Node& node, bool with_source) {
   if (const auto defaults = in.member_if_present(node, "defaults")) {
     only_keys(in, *defaults,
               {"floor_fraction", "warn_fraction", "min_trials", "max_cv", "per_probe", "correctable_errors_per_gb",
-               "max_gpu_utilization_percent", "baseline_max_drop_fraction", "assume_full_link_behind_virtual_port"});
+               "max_gpu_utilization_percent", "baseline_max_drop_fraction", "assume_full_link_behind_virtual_port",
+               "path_settings"});
     ThresholdSet& d = profile.defaults;
     d.bandwidth.floor_fraction = optional_number(in, *defaults, "floor_fraction").value_or(d.bandwidth.floor_fraction);
     d.bandwidth.warn_fraction = optional_number(in, *defaults, "warn_fraction").value_or(d.bandwidth.warn_fraction);
@@ -192,6 +226,9 @@ ThresholdProfile read(DocumentReader& in, const Node& node, bool with_source) {
         optional_number(in, *defaults, "baseline_max_drop_fraction").value_or(d.baseline_max_drop_fraction);
     if (const auto assume = in.member_if_present(*defaults, "assume_full_link_behind_virtual_port")) {
       d.assume_full_link_behind_virtual_port = in.boolean(*assume);
+    }
+    if (const auto path_settings = in.member_if_present(*defaults, "path_settings")) {
+      d.path_settings = read_path_settings(in, *path_settings);
     }
   }
   if (const auto overrides = in.member_if_present(node, "overrides")) {

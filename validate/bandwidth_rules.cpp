@@ -12,8 +12,8 @@
 namespace pcieval {
 namespace {
 
-Result<double> budget_of(const LinkState& state, Direction direction) {
-  auto budget = link_budget(state);
+Result<double> budget_of(const LinkState& state, Direction direction, const BudgetOptions& options = {}) {
+  auto budget = link_budget(state, options);
   if (!budget) return budget.error();
   return direction_budget_gbps(budget.value(), direction);
 }
@@ -68,6 +68,10 @@ std::optional<Verdict> judge_group(const Evidence& evidence, const Measurement& 
   if (!port) return std::nullopt;
   std::optional<PciPath> uplink_path;
   double gpus_gbps = 0;
+  // Every GPU's TLPs cross the uplink at the payload its own path allows:
+  // the smallest programmed on any GPU's path, where every path was read.
+  std::optional<int> payload_bytes;
+  bool payload_read = true;
   for (const PciAddress& gpu : m.gpus) {
     const auto own = gpu_path_budget(evidence, gpu, m.direction, expectation);
     if (!own) return std::nullopt;
@@ -75,12 +79,17 @@ std::optional<Verdict> judge_group(const Evidence& evidence, const Measurement& 
     if (busy_before_run(*own->device, thresholds_for(profile, own->device))) return std::nullopt;
     gpus_gbps += own->budget_gbps;
     if (!uplink_path) uplink_path = path_above(own->device->path, port.value());
+    const auto programmed = programmed_payload_bytes(own->device->path);
+    if (!programmed) payload_read = false;
+    if (programmed) payload_bytes = payload_bytes ? std::min(*payload_bytes, *programmed) : *programmed;
   }
   // GPUs directly under a root port share no PCIe link: nothing to judge.
   if (!uplink_path) return std::nullopt;
   const auto uplink_state = path_expected_state(*uplink_path);
   if (!uplink_state) return std::nullopt;
-  const auto uplink_gbps = budget_of(uplink_state.value(), m.direction);
+  BudgetOptions uplink_options;
+  if (payload_read && payload_bytes) uplink_options.max_payload_bytes = *payload_bytes;
+  const auto uplink_gbps = budget_of(uplink_state.value(), m.direction, uplink_options);
   if (!uplink_gbps) return std::nullopt;
   // A shared uplink has no GPU model of its own: the node-wide thresholds.
   const BandwidthThresholds options = bandwidth_thresholds_for(thresholds_for(profile, nullptr), m.probe, m.direction);
@@ -149,9 +158,15 @@ Result<PathBudget> gpu_path_budget(const Evidence& evidence, const PciAddress& g
   if (device == nullptr) return make_error(to_string(gpu) + " is not among the devices of the evidence");
   const auto expected = expect_path(*device, evidence, options);
   if (!expected) return expected.error();
-  const auto budget = budget_of(expected->state, direction);
+  // The payload programmed on the path where it was read (issue 28), else
+  // the 256 bytes every budget assumed before, said in no note.
+  const auto budget = budget_of(expected->state, direction, budget_options_for(device->path));
   if (!budget) return budget.error();
-  return PathBudget{device, expected->state, budget.value(), expected->note};
+  std::string note = expected->note;
+  if (const std::string payload = payload_note(device->path); !payload.empty()) {
+    note += (note.empty() ? "" : "; ") + payload;
+  }
+  return PathBudget{device, expected->state, budget.value(), std::move(note)};
 }
 
 double fit_floor_fraction(const BandwidthThresholds& thresholds) {

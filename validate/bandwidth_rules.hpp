@@ -59,14 +59,18 @@ namespace pcieval {
 
 // What a GPU's copies in one direction are held to: the budget of the state
 // its whole path should carry (validate/expectation.hpp, expect_path), reads
-// for h2d and posted writes for d2h. An error saying why when the evidence
-// cannot give it (the GPU not in the evidence, a link unknown, the port above
-// not in the evidence).
+// for h2d and posted writes for d2h, at the max payload programmed on the
+// path where its settings were read (budget.hpp programmed_payload_bytes;
+// the note then says so), else at 256 bytes. An error saying why when the
+// evidence cannot give it (the GPU not in the evidence, a link unknown, the
+// port above not in the evidence).
 struct PathBudget {
   const DeviceRecord* device = nullptr;
   LinkState link;
   double budget_gbps = 0;
-  std::string note;  // the assumption the budget rests on (an emulated port above); empty when none
+  // The assumptions the budget rests on (an emulated port above; the payload
+  // as programmed), "; "-joined; empty when none.
+  std::string note;
 };
 [[nodiscard]] Result<PathBudget> gpu_path_budget(const Evidence& evidence, const PciAddress& gpu, Direction direction,
                                                  const ExpectationOptions& options = {});

@@ -107,6 +107,40 @@ Result<double> direction_budget_gbps(const LinkBudget& budget, Direction directi
   return make_error("a host-to-host copy crosses no PCIe link and has no link budget");
 }
 
+std::optional<int> programmed_payload_bytes(const PciPath& links) {
+  std::optional<int> smallest;
+  for (const Link& link : links) {
+    for (const PortLinkReading* end : {&link.downstream_end, &link.upstream_end}) {
+      // A port with no link registers (a conventional bridge) has no DevCtl.
+      if (end->has_no_link()) continue;
+      if (!end->settings || !end->settings.value().max_payload_bytes) return std::nullopt;
+      const int bytes = *end->settings.value().max_payload_bytes;
+      smallest = smallest ? std::min(*smallest, bytes) : bytes;
+    }
+  }
+  return smallest;
+}
+
+BudgetOptions budget_options_for(const PciPath& links) {
+  BudgetOptions options;
+  if (const auto bytes = programmed_payload_bytes(links)) options.max_payload_bytes = *bytes;
+  return options;
+}
+
+std::string payload_note(const PciPath& links) {
+  const auto bytes = programmed_payload_bytes(links);
+  if (!bytes) return "";
+  return "max payload " + std::to_string(*bytes) + " bytes, as programmed on the path";
+}
+
+Result<double> probe_budget_gbps(const LinkBudget& budget, std::string_view probe, Direction direction) {
+  if (direction == Direction::kDeviceToDevice) {
+    if (probe.starts_with("p2p_write")) return budget.write_gbps;
+    if (probe.starts_with("p2p_read")) return budget.read_gbps;
+  }
+  return direction_budget_gbps(budget, direction);
+}
+
 Result<LinkState> path_expected_state(const PciPath& path) {
   if (path.empty()) return make_error("the device has no PCIe path");
   std::optional<LinkState> lowest;

@@ -2,6 +2,8 @@
 // (PCIE-FACTS.md sections 1 and 2), never looked up from measured numbers.
 #pragma once
 
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "model/link.hpp"
@@ -55,8 +57,29 @@ struct LinkBudget {
   // depending on the estimate (PCIE-FACTS 2.4); the validator's floors absorb it.
 };
 
+// The smallest Max_Payload_Size programmed (DevCtl) on any end of `links`,
+// when every end with link registers had its settings read and gives it;
+// nullopt otherwise, never a guess: a budget then assumes BudgetOptions'
+// 256 bytes, as every budget did before the settings were read. One end
+// programmed at 128 bytes caps every TLP the path carries, whatever the
+// others allow.
+[[nodiscard]] std::optional<int> programmed_payload_bytes(const PciPath& links);
+
+// BudgetOptions with the payload programmed on `links` where it was read.
+[[nodiscard]] BudgetOptions budget_options_for(const PciPath& links);
+
+// "max payload 128 bytes, as programmed on the path" where `links`' payload
+// was read; "" where the budget assumes 256 bytes (what a reason said before
+// the settings were read, so that those reasons stay as they were).
+[[nodiscard]] std::string payload_note(const PciPath& links);
+
 // REQUIRES nothing: a width or payload size the spec does not define is an error.
 [[nodiscard]] Result<LinkBudget> link_budget(const LinkState& link, const BudgetOptions& options = {});
+
+// The budget of a copy the probe key names: a peer write (p2p_write_*) is a
+// stream of posted writes (write_gbps), a peer read (p2p_read_*) gets its data
+// back as completions (read_gbps); other keys as direction_budget_gbps.
+[[nodiscard]] Result<double> probe_budget_gbps(const LinkBudget& budget, std::string_view probe, Direction direction);
 
 // The budget a copy in `direction` is held to: device-to-host copies are the
 // GPU's posted writes (write_gbps); host-to-device copies are the GPU's reads,

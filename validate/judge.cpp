@@ -9,6 +9,8 @@
 #include "validate/error_rules.hpp"
 #include "validate/expectation.hpp"
 #include "validate/link_rules.hpp"
+#include "validate/path_settings_rules.hpp"
+#include "validate/peer_rules.hpp"
 #include "validate/probe_rules.hpp"
 #include "validate/soak_rules.hpp"
 
@@ -57,6 +59,9 @@ std::vector<Verdict> judge_all(const Evidence& evidence, const ThresholdProfile&
   // Captured text's evidence (diagnose; nothing for a live run).
   cite_capture_lines(verdicts, evidence);
   append(verdicts, judge_captured(evidence, profile));
+  // The settings on each GPU's path and the peer copies between GPUs (issue 28).
+  append(verdicts, judge_path_settings(evidence, profile).verdicts);
+  append(verdicts, judge_peers(evidence, profile).verdicts);
   if (options.baseline != nullptr) {
     CompareOptions against_baseline;
     against_baseline.max_drop_fraction = profile.defaults.baseline_max_drop_fraction;
@@ -64,6 +69,12 @@ std::vector<Verdict> judge_all(const Evidence& evidence, const ThresholdProfile&
   }
   if (verdicts.empty()) verdicts.push_back(nothing_judged(evidence));
   return verdicts;
+}
+
+std::vector<std::string> unjudged_notes(const Evidence& evidence, const ThresholdProfile& profile) {
+  std::vector<std::string> notes = judge_path_settings(evidence, profile).notes;
+  for (std::string& note : judge_peers(evidence, profile).notes) notes.push_back(std::move(note));
+  return notes;
 }
 
 }  // namespace pcieval

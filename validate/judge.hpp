@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "model/evidence.hpp"
@@ -20,12 +21,21 @@ struct JudgeAllOptions {
 
 // The verdicts of every rule, in this order: links (validate/link_rules),
 // copy bandwidth, collectives, error counters, probes, the soak, the captured
-// text (lines cited on the link verdicts first), then the baseline.
+// text (lines cited on the link verdicts first), the settings on the GPUs'
+// paths (validate/path_settings_rules), the peer copies between GPUs
+// (validate/peer_rules), then the baseline.
 // Never empty: when no rule found anything to judge (an empty PCI tree, only
 // devices without links, tool output that judged nothing), one node-wide
 // inconclusive `nothing_judged` verdict says so. A pass needs judged
 // evidence (DESIGN.md).
 [[nodiscard]] std::vector<Verdict> judge_all(const Evidence& evidence, const ThresholdProfile& profile,
                                              const JudgeAllOptions& options);
+
+// What the path-settings and peer rules read but did not judge, and why
+// (settings not read without root, peer copies that cross the root complex
+// by design or NVLink): one line each, for Evidence::notes. Said once where
+// the evidence is gathered (check, diagnose), as the tools' notes are, not
+// by every re-judgement.
+[[nodiscard]] std::vector<std::string> unjudged_notes(const Evidence& evidence, const ThresholdProfile& profile);
 
 }  // namespace pcieval

@@ -160,6 +160,20 @@ std::string remediation_for(ReasonCode code, const Link* link) {
     case ReasonCode::kNoLinkToJudgeAgainst:         // judged in stated_link_rules.cpp
     case ReasonCode::kNothingJudged:                // judged in judge.cpp
     case ReasonCode::kCorrectableErrorBurstLogged:  // judged in event_rate_rules.cpp
+    case ReasonCode::kCorrectableErrorsWithinSpecRate:
+    case ReasonCode::kCorrectableErrorRateUnknown:
+    case ReasonCode::kAcsRedirectsPeerTraffic:  // judged in path_settings_rules.cpp
+    case ReasonCode::kPayloadBelowSupported:
+    case ReasonCode::kPayloadAbovePort:
+    case ReasonCode::kAspmEnabled:
+    case ReasonCode::kIommuTranslated:
+    case ReasonCode::kPathSettingsAsExpected:
+    case ReasonCode::kPathSettingsNotRead:
+    case ReasonCode::kPeerBandwidthAtBudget:  // judged in peer_rules.cpp
+    case ReasonCode::kPeerBandwidthBelowBudget:
+    case ReasonCode::kPeerSlowerThanHostStaged:
+    case ReasonCode::kPeerAccessUnavailable:
+    case ReasonCode::kPeerBandwidthBelowFloor:
       return "";
     case ReasonCode::kGpusMissing:
       return "Compare `nvidia-smi -L` and `lspci -d 10de:` with the node's inventory; a GPU that fell off the bus "
@@ -511,6 +525,19 @@ std::vector<Verdict> judge_links(const Evidence& evidence, const LinkRuleOptions
   return verdicts;
 }
 
+namespace {
+
+// "A->B" and "B->A" name one pair of GPUs; any other subject as it is.
+std::string unordered_pair(const std::string& subject) {
+  const auto arrow = subject.find("->");
+  if (arrow == std::string::npos) return subject;
+  std::string first = subject.substr(0, arrow);
+  std::string second = subject.substr(arrow + 2);
+  return first < second ? first + "->" + second : second + "->" + first;
+}
+
+}  // namespace
+
 std::string summarize(const std::vector<Verdict>& verdicts, const Evidence& evidence) {
   // A simulated node's line says so where a drain reason or a log shows it:
   // its numbers are a model's, never this host's.
@@ -533,6 +560,8 @@ std::string summarize(const std::vector<Verdict>& verdicts, const Evidence& evid
     std::set<std::string> own_link;
     std::set<std::string> bandwidth;
     std::set<std::string> error_rate;
+    std::set<std::string> settings;
+    std::set<std::string> peers;
     std::set<std::string> other;
     for (const Verdict& v : verdicts) {
       switch (v.code) {
@@ -547,7 +576,14 @@ std::string summarize(const std::vector<Verdict>& verdicts, const Evidence& evid
           break;
         case ReasonCode::kBandwidthAtBudget:
         case ReasonCode::kBandwidthInWarningBand:
-          bandwidth.insert(v.subject);
+          // A peer pair's warning band ("A->B") is a peer copy, not a GPU's.
+          (v.subject.find("->") != std::string::npos ? peers : bandwidth).insert(unordered_pair(v.subject));
+          break;
+        case ReasonCode::kPathSettingsAsExpected:
+          settings.insert(v.subject);
+          break;
+        case ReasonCode::kPeerBandwidthAtBudget:
+          peers.insert(unordered_pair(v.subject));
           break;
         default:
           other.insert(v.subject + " " + std::string(to_string(v.code)));
@@ -586,6 +622,12 @@ std::string summarize(const std::vector<Verdict>& verdicts, const Evidence& evid
     if (!error_rate.empty()) {
       parts.push_back("correctable error rate of " + count(error_rate.size(), "device", "devices") +
                       " within the spec");
+    }
+    if (!settings.empty()) {
+      parts.push_back("path settings of " + count(settings.size(), "GPU", "GPUs") + " as expected");
+    }
+    if (!peers.empty()) {
+      parts.push_back("peer copies of " + count(peers.size(), "GPU pair", "GPU pairs") + " within budget");
     }
     if (!other.empty()) parts.push_back(count(other.size(), "other check", "other checks") + " passed");
     for (std::size_t i = 0; i < parts.size(); ++i) line += (i == 0 ? "" : ", ") + parts[i];

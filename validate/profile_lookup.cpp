@@ -112,6 +112,10 @@ Status check_profile(const ThresholdProfile& profile) {
   }
   if (auto ok = check_fraction("baseline_max_drop_fraction", d.baseline_max_drop_fraction, true); !ok) return ok;
   if (auto ok = check_per_probe("", d.per_probe); !ok) return ok;
+  if (const auto floor = d.path_settings.cross_root_peer_floor_gbps; floor && !(*floor > 0 && *floor < 1e6)) {
+    return make_error("path_settings.cross_root_peer_floor_gbps " + number_text(*floor) +
+                      " is not a rate in GB/s above 0 (leave it out, or null, to report such pairs unjudged)");
+  }
   for (std::size_t i = 0; i < profile.overrides.size(); ++i) {
     const ThresholdOverride& o = profile.overrides[i];
     const std::string at = "overrides[" + std::to_string(i) + "].";

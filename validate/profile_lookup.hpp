@@ -24,7 +24,8 @@ namespace pcieval {
                                                            Direction direction);
 
 // Ranges that keep every rule meaningful: 0 < floor <= warn <= 1, at least
-// one trial, a positive spread, non-negative rates, a utilisation 0..100.
+// one trial, a positive spread, non-negative rates, a utilisation 0..100, a
+// cross-root peer floor above 0 GB/s.
 // The error names the field ("overrides[1].floor_fraction 1.4 is not in
 // (0, 1]").
 [[nodiscard]] Status check_profile(const ThresholdProfile& profile);

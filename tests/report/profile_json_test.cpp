@@ -3,6 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
+#include "report/results_reader.hpp"
+#include "report/results_writer.hpp"
+
 namespace pcieval {
 namespace {
 
@@ -128,6 +133,80 @@ TEST(ProfileJson, APerProbeKeyThatNamesNoProbeIsAnError) {
     const auto accepted = profile_from_json(text, "p.json");
     EXPECT_TRUE(accepted.ok()) << probe << ": " << accepted.error().message;
   }
+}
+
+// Schema 1.7: what a finding about a path's settings does to the node. A
+// virtualisation host keeps ACS redirect on to isolate passed-through GPUs
+// and says so; a burn-in site fails ASPM and judges cross-socket peers.
+TEST(ProfileJson, PathSettingsSeveritiesAndTheCrossRootFloorAreRead) {
+  const auto profile = profile_from_json(R"({"name": "vm-host", "defaults": {"path_settings": {
+      "acs_redirect": "warn", "aspm_enabled": "fail", "iommu_translated": "inconclusive",
+      "cross_root_peer_floor_gbps": 12.5}}})",
+                                         "vm-host.json");
+  ASSERT_TRUE(profile.ok()) << profile.error().message;
+  const PathSettingThresholds& p = profile->defaults.path_settings;
+  EXPECT_EQ(p.acs_redirect, SettingSeverity::kWarn);
+  EXPECT_EQ(p.aspm_enabled, SettingSeverity::kFail);
+  EXPECT_EQ(p.iommu_translated, SettingSeverity::kInconclusive);
+  EXPECT_EQ(p.payload_above_port, SettingSeverity::kFail);       // unset: built-in
+  EXPECT_EQ(p.payload_below_supported, SettingSeverity::kWarn);  // unset: built-in
+  EXPECT_EQ(p.cross_root_peer_floor_gbps, 12.5);
+
+  const std::string written = profile_to_json(profile.value());
+  EXPECT_THAT(written, HasSubstr(R"("acs_redirect": "warn")"));
+  EXPECT_THAT(written, HasSubstr(R"("payload_above_port": "fail")"));
+  EXPECT_THAT(written, HasSubstr(R"("cross_root_peer_floor_gbps": 12.5)"));
+  // The built-in profile writes every field, the floor as null.
+  const std::string built_in = profile_to_json(ThresholdProfile{});
+  EXPECT_THAT(built_in, HasSubstr(R"("acs_redirect": "fail")"));
+  EXPECT_THAT(built_in, HasSubstr(R"("aspm_enabled": "warn")"));
+  EXPECT_THAT(built_in, HasSubstr(R"("cross_root_peer_floor_gbps": null)"));
+}
+
+// A document carries the severities it was judged with, so `validate`
+// re-judges with them; a document written before 1.7 has none and reads as
+// the built-in ones.
+TEST(ProfileJson, AResultsDocumentKeepsItsPathSettings) {
+  Results results;
+  results.thresholds.defaults.path_settings.acs_redirect = SettingSeverity::kInconclusive;
+  results.thresholds.defaults.path_settings.cross_root_peer_floor_gbps = 20.0;
+  const std::string text = results_to_json(results);
+  const auto read = results_from_json(text, "r.json");
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(read->thresholds.defaults.path_settings.acs_redirect, SettingSeverity::kInconclusive);
+  EXPECT_EQ(read->thresholds.defaults.path_settings.cross_root_peer_floor_gbps, 20.0);
+  EXPECT_EQ(results_to_json(read.value()), text);
+
+  nlohmann::ordered_json document = nlohmann::ordered_json::parse(text);
+  ASSERT_EQ(document["thresholds"]["defaults"].erase("path_settings"), 1U);
+  const std::string older = document.dump(2);
+  const auto before = results_from_json(older, "r16.json");
+  ASSERT_TRUE(before) << before.error().message;
+  EXPECT_EQ(before->thresholds.defaults.path_settings.acs_redirect, SettingSeverity::kFail);
+  EXPECT_FALSE(before->thresholds.defaults.path_settings.cross_root_peer_floor_gbps);
+}
+
+TEST(ProfileJson, AnUnknownSeverityOrPathSettingIsAnError) {
+  const auto error_of = [](const char* text) {
+    const auto profile = profile_from_json(text, "site.json");
+    return profile.ok() ? std::string("ok") : profile.error().message;
+  };
+  const std::string severity = error_of(R"({"defaults": {"path_settings": {"acs_redirect": "ignore"}}})");
+  EXPECT_THAT(severity, HasSubstr("site.json"));
+  EXPECT_THAT(severity, HasSubstr("/defaults/path_settings/acs_redirect"));
+  EXPECT_THAT(severity, HasSubstr("unknown value 'ignore'; expected one of fail, inconclusive, warn"));
+  EXPECT_THAT(error_of(R"({"defaults": {"path_settings": {"acs": "warn"}}})"), HasSubstr("unknown field 'acs'"));
+  EXPECT_THAT(error_of(R"({"defaults": {"path_settings": {"aspm_enabled": true}}})"),
+              HasSubstr("/defaults/path_settings/aspm_enabled"));
+  EXPECT_THAT(error_of(R"({"defaults": {"path_settings": {"cross_root_peer_floor_gbps": "fast"}}})"),
+              HasSubstr("/defaults/path_settings/cross_root_peer_floor_gbps"));
+  // Node-wide: an override may not set it.
+  EXPECT_THAT(error_of(R"({"overrides": [{"match": {"device_id": "2330"}, "path_settings": {}}]})"),
+              HasSubstr("unknown field 'path_settings'"));
+  // Peer keys and their direction are accepted in per_probe.
+  EXPECT_EQ(error_of(R"({"defaults": {"per_probe": [{"probe": "p2p_write_ce", "direction": "d2d",
+                                                     "floor_fraction": 0.6}]}})"),
+            "ok");
 }
 
 }  // namespace

@@ -102,6 +102,13 @@ TEST(CheckProfile, EachBadValueIsNamedByItsField) {
   p = {};
   p.defaults.bandwidth.max_cv = std::numeric_limits<double>::quiet_NaN();
   EXPECT_THAT(error_of(p), HasSubstr("max_cv must be above 0"));
+  p = {};
+  p.defaults.path_settings.cross_root_peer_floor_gbps = 0.0;
+  EXPECT_THAT(error_of(p), HasSubstr("path_settings.cross_root_peer_floor_gbps 0 is not a rate"));
+  p.defaults.path_settings.cross_root_peer_floor_gbps = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_THAT(error_of(p), HasSubstr("cross_root_peer_floor_gbps"));
+  p.defaults.path_settings.cross_root_peer_floor_gbps = 12.5;
+  EXPECT_EQ(error_of(p), "ok");
 }
 
 }  // namespace
