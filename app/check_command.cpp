@@ -79,6 +79,7 @@ int run_check(const CheckOptions& given) {
   // discovering, measuring or judging) makes it interrupted, never a pass.
   const StopOnSignal stop(static_cast<long long>(options.stop_grace_s * 1e9));
   JudgeOptions judge_options = options.judge;
+  judge_options.add_unjudged_notes = true;
   Results results;
   // A bad reference file is found before the probes run, not after.
   std::optional<ReferenceRun> reference;

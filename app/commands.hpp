@@ -40,6 +40,9 @@ struct JudgeOptions {
   std::optional<std::string> baseline_path;  // --baseline FILE: a known-good results document of this node
   std::optional<std::string> profile_path;   // --profile FILE: threshold profile (report/profile_json.hpp)
   bool quiet = false;                        // no table on stdout
+  // check and diagnose: say in the notes what the path-settings and peer
+  // rules read and did not judge (validate keeps the notes its document has).
+  bool add_unjudged_notes = false;
   // --history [DB]: append the run to this SQLite history; "" is the default
   // path (default_history_path()).
   std::optional<std::string> history_path;

@@ -116,7 +116,9 @@ int run_diagnose(const DiagnoseOptions& options) {
   results.evidence = evidence_from_captures(std::move(captures), ingest_options);
   if (stated_link) results.evidence.stated_link = StatedLink{*stated_link, "--link " + *options.link};
   add_unjudged_notes(results.evidence, tools, results.thresholds);
-  return judge_and_report(std::move(results), options.judge);
+  JudgeOptions judge_options = options.judge;
+  judge_options.add_unjudged_notes = true;
+  return judge_and_report(std::move(results), judge_options);
 }
 
 }  // namespace pcieval::app

@@ -73,6 +73,11 @@ int judge_and_report(Results results, const JudgeOptions& options) {
         other_host_note(*options.baseline_path, baseline->evidence.host.hostname, results.evidence.host.hostname);
     if (other_host) results.evidence.notes.push_back(*other_host);
   }
+  if (options.add_unjudged_notes) {
+    for (std::string& note : unjudged_notes(results.evidence, results.thresholds)) {
+      results.evidence.notes.push_back(std::move(note));
+    }
+  }
   judge(results, options.expected_gpus, baseline ? &baseline->evidence : nullptr);
   // A check's signal that arrived while it judged (no handler is installed
   // for validate or diagnose, so the flag stays 0 there).

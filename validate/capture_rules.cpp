@@ -138,6 +138,12 @@ bool is_link_code(ReasonCode code) {
     case ReasonCode::kLinkAboveCapability:
     case ReasonCode::kLinkPathUnknown:
     case ReasonCode::kLinkAtOwnCapability:
+    // The settings of the GPU's path were read from the same lspci blocks.
+    case ReasonCode::kAcsRedirectsPeerTraffic:
+    case ReasonCode::kPayloadBelowSupported:
+    case ReasonCode::kPayloadAbovePort:
+    case ReasonCode::kAspmEnabled:
+    case ReasonCode::kPathSettingsAsExpected:
       return true;
     default:
       return false;

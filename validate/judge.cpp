@@ -56,12 +56,13 @@ std::vector<Verdict> judge_all(const Evidence& evidence, const ThresholdProfile&
   append(verdicts, judge_error_counters(evidence, profile));
   append(verdicts, judge_probes(evidence));
   append(verdicts, judge_soak(evidence, profile));
-  // Captured text's evidence (diagnose; nothing for a live run).
-  cite_capture_lines(verdicts, evidence);
-  append(verdicts, judge_captured(evidence, profile));
   // The settings on each GPU's path and the peer copies between GPUs (issue 28).
   append(verdicts, judge_path_settings(evidence, profile).verdicts);
   append(verdicts, judge_peers(evidence, profile).verdicts);
+  // Captured text's evidence (diagnose; nothing for a live run): every verdict
+  // above that rests on a device's captured lines cites them.
+  cite_capture_lines(verdicts, evidence);
+  append(verdicts, judge_captured(evidence, profile));
   if (options.baseline != nullptr) {
     CompareOptions against_baseline;
     against_baseline.max_drop_fraction = profile.defaults.baseline_max_drop_fraction;

@@ -158,10 +158,16 @@ std::string payload_cost(const PciPath& path, int programmed, int supported) {
 std::vector<Verdict> payload_verdicts(const DeviceRecord& gpu, const std::vector<End>& ends,
                                       const PathSettingThresholds& severity) {
   std::vector<Verdict> verdicts;
+  // What every end supports is known only when every end's DevCap was read:
+  // an unread end (a GPU whose config read hung, a capture without its
+  // block) may support less than the ports around it.
   std::optional<int> supported;
   for (const End& end : ends) {
     const PortSettings* settings = settings_of(end);
-    if (settings == nullptr || !settings->max_payload_supported_bytes) continue;
+    if (settings == nullptr || !settings->max_payload_supported_bytes) {
+      supported.reset();
+      break;
+    }
     supported = supported ? std::min(*supported, *settings->max_payload_supported_bytes)
                           : *settings->max_payload_supported_bytes;
   }

@@ -125,17 +125,36 @@ std::string pair_key(const PciAddress& a, const PciAddress& b) {
   return a < b ? to_string(a) + "->" + to_string(b) : to_string(b) + "->" + to_string(a);
 }
 
+// A captured tool's peer number whose GPUs the capture names by CUDA index
+// only ("GPU 0->GPU 1": p2pBandwidthLatencyTest pasted without its Device
+// lines): no route and no budget, but its staged twin in the same capture
+// still says whether peer access is a detour.
+bool is_unaddressed_peer_number(const Measurement& m) {
+  return m.direction == Direction::kDeviceToDevice && m.probe.starts_with("p2p_") && m.gpus.empty() &&
+         m.subject.find("->") != std::string::npos;
+}
+
+// "GPU 1->GPU 0" for "GPU 0->GPU 1".
+std::string reversed_subject(const std::string& subject) {
+  const auto arrow = subject.find("->");
+  return subject.substr(arrow + 2) + "->" + subject.substr(0, arrow);
+}
+
 // The p2p_staged_ce of the same GPUs and aggregation, in the same order or
-// else the reverse; nullptr when none was measured (or verified).
-const Measurement* staged_of(const Evidence& evidence, const Measurement& m) {
+// else the reverse; nullptr when none was measured (or verified, on a live
+// run: a capture's numbers are never verified by pcieval).
+const Measurement* staged_of(const Evidence& evidence, const Measurement& m, bool live) {
+  const bool addressed = is_peer_measurement(m);
   const Measurement* reverse = nullptr;
   for (const Measurement& other : evidence.measurements) {
-    if (other.probe != kPeerStagedCeProbe || !is_peer_measurement(other) || !other.verified ||
-        other.aggregation != m.aggregation) {
-      continue;
+    if (other.probe != kPeerStagedCeProbe || (live && !other.verified) || other.aggregation != m.aggregation) continue;
+    if (addressed && is_peer_measurement(other)) {
+      if (other.gpus == m.gpus) return &other;
+      if (other.gpus[0] == m.gpus[1] && other.gpus[1] == m.gpus[0]) reverse = &other;
+    } else if (!addressed && is_unaddressed_peer_number(other)) {
+      if (other.subject == m.subject) return &other;
+      if (other.subject == reversed_subject(m.subject)) reverse = &other;
     }
-    if (other.gpus == m.gpus) return &other;
-    if (other.gpus[0] == m.gpus[1] && other.gpus[1] == m.gpus[0]) reverse = &other;
   }
   return reverse;
 }
@@ -159,23 +178,27 @@ RuleJudgement judge_peers(const Evidence& evidence, const ThresholdProfile& prof
   std::set<std::string> measured_pairs;
 
   for (const Measurement& m : evidence.measurements) {
-    if (!is_peer_measurement(m)) continue;
-    if (!m.verified) {
+    const bool addressed = is_peer_measurement(m);
+    if (!addressed && !is_unaddressed_peer_number(m)) continue;
+    // pcieval checks the data of every peer copy it makes; a captured tool's
+    // number is never verified by pcieval (p2pBandwidthLatencyTest and
+    // nvbandwidth check no data) and is judged as the tools' host numbers are.
+    if (live && !m.verified) {
       out.verdicts.push_back(unverified_measurement(m, m.subject));
       continue;
     }
     if (m.probe == kPeerStagedCeProbe) continue;
-    measured_pairs.insert(pair_key(m.gpus[0], m.gpus[1]));
+    if (addressed) measured_pairs.insert(pair_key(m.gpus[0], m.gpus[1]));
 
-    const DeviceRecord* first = find_device(evidence, m.gpus[0]);
-    const DeviceRecord* second = find_device(evidence, m.gpus[1]);
+    const DeviceRecord* first = addressed ? find_device(evidence, m.gpus[0]) : nullptr;
+    const DeviceRecord* second = addressed ? find_device(evidence, m.gpus[1]) : nullptr;
     const PairRoute route = first != nullptr && second != nullptr ? route_between(*first, *second) : PairRoute{};
     const std::vector<RedirectingPort> redirecting = redirecting_ports(route);
 
     // Peer access slower than the detour through host memory: wrong whatever
     // the link, so judged with or without one.
     if (is_copy_engine_peer_copy(m)) {
-      if (const Measurement* staged = staged_of(evidence, m);
+      if (const Measurement* staged = staged_of(evidence, m, live);
           staged != nullptr && m.stats.median_gbps < staged->stats.median_gbps) {
         Verdict verdict;
         verdict.subject = m.subject;

@@ -31,15 +31,19 @@ TEST_F(DiagnoseTest, Esc8000aIdleGpusAreInconclusiveAndTheX1RaidCardFails) {
   const auto [exit_code, document] = diagnose({kEscFull});
   EXPECT_EQ(exit_code, 1);
   EXPECT_EQ(document["overall"], "fail");
-  EXPECT_THAT(verdicts_of(document),
-              ElementsAre("0000:01:00.0 inconclusive gpu_link_speed_idle 0000:01:00.0<->0000:00:01.1",
-                          "0000:21:00.0 pass link_at_expected_state",
-                          "0000:41:00.0 inconclusive gpu_link_speed_idle 0000:41:00.0<->0000:40:01.1",
-                          "0000:65:00.0 pass link_at_expected_state",
-                          "0000:71:00.0 link_downgraded link_width_below_expected 0000:71:00.0<->0000:70:14.0",
-                          "0000:81:00.0 pass link_at_expected_state",
-                          "0000:c1:00.0 inconclusive gpu_link_speed_idle 0000:c1:00.0<->0000:c0:01.1",
-                          "0000:e1:00.0 inconclusive gpu_link_speed_idle 0000:e1:00.0<->0000:e0:01.1"));
+  EXPECT_THAT(
+      verdicts_of(document),
+      ElementsAre("0000:01:00.0 inconclusive gpu_link_speed_idle 0000:01:00.0<->0000:00:01.1",
+                  "0000:21:00.0 pass link_at_expected_state",
+                  "0000:41:00.0 inconclusive gpu_link_speed_idle 0000:41:00.0<->0000:40:01.1",
+                  "0000:65:00.0 pass link_at_expected_state",
+                  "0000:71:00.0 link_downgraded link_width_below_expected 0000:71:00.0<->0000:70:14.0",
+                  "0000:81:00.0 pass link_at_expected_state",
+                  "0000:c1:00.0 inconclusive gpu_link_speed_idle 0000:c1:00.0<->0000:c0:01.1",
+                  "0000:e1:00.0 inconclusive gpu_link_speed_idle 0000:e1:00.0<->0000:e0:01.1",
+                  // lspci -vvv shows each GPU path's payload, ASPM and ACS: read, nothing amiss.
+                  "0000:01:00.0 pass path_settings_as_expected", "0000:41:00.0 pass path_settings_as_expected",
+                  "0000:c1:00.0 pass path_settings_as_expected", "0000:e1:00.0 pass path_settings_as_expected"));
   EXPECT_EQ(document["summary"],
             "pcieval fail: 0000:71:00.0 link_downgraded (link_width_below_expected at 0000:71:00.0<->0000:70:14.0)");
   EXPECT_EQ(document["sources"]["sysfs_root"], "");
@@ -53,8 +57,9 @@ TEST_F(DiagnoseTest, OldPciutilsSwitchUplinkAtGen3FailsEveryDeviceBelowIt) {
   const auto [exit_code, document] = diagnose({kIcelakePlx});
   EXPECT_EQ(exit_code, 1);
   const std::string uplink = " link_downgraded link_speed_below_expected 0000:49:00.0<->0000:48:02.0";
-  EXPECT_THAT(verdicts_of(document),
-              ElementsAre("0000:4b:00.0" + uplink, "0000:4c:00.0" + uplink, "0000:4d:00.0" + uplink));
+  EXPECT_THAT(verdicts_of(document), ElementsAre("0000:4b:00.0" + uplink, "0000:4c:00.0" + uplink,
+                                                 "0000:4d:00.0" + uplink, "0000:4b:00.0 pass path_settings_as_expected",
+                                                 "0000:4c:00.0 pass path_settings_as_expected"));
   EXPECT_EQ(document["devices"][0]["vendor_id"], "10de");
   EXPECT_EQ(document["devices"][0]["device_id"], "20f1");
 }
@@ -99,7 +104,8 @@ TEST_F(DiagnoseTest, TwoFilesMergedPlaceTheGpuUnderItsRootPort) {
   EXPECT_EQ(exit_code, 3);
   EXPECT_EQ(document["overall"], "inconclusive");
   EXPECT_THAT(verdicts_of(document),
-              ElementsAre("0000:41:00.0 inconclusive gpu_link_speed_idle 0000:41:00.0<->0000:40:01.1"));
+              ElementsAre("0000:41:00.0 inconclusive gpu_link_speed_idle 0000:41:00.0<->0000:40:01.1",
+                          "0000:41:00.0 pass path_settings_as_expected"));
   EXPECT_EQ(document["notes"][0], "diagnosed from captured text: " + kEscGpu41 + ", " + kEscRootPort40);
   // The same device again in a full capture: merged, identical, no conflict.
   const auto [again_code, again] = diagnose({kEscFull, kEscGpu41});

@@ -98,7 +98,9 @@ TEST_F(FleetMergeCli, FixtureNodesWithASlowGpu) {
                   files({node(good, "hgx-01"), node(good, "hgx-02", slow), node(x8, "hgx-03"), node(good, "hgx-04")}) +
                   " -o " + shell_quote(fleet_path));
   EXPECT_EQ(run.exit_code, 1) << run.out << run.err;  // hgx-03 fails: one GPU trained at x8
-  EXPECT_THAT(run.out, HasSubstr("hgx-01  pass     0     14 devices at expected link state\n"));
+  EXPECT_THAT(
+      run.out,
+      HasSubstr("hgx-01  pass     0     14 devices at expected link state, path settings of 8 GPUs as expected\n"));
   EXPECT_THAT(run.out, HasSubstr("hgx-03  fail     1     0000:84:00.0 link_downgraded"));
   EXPECT_THAT(run.out, HasSubstr("hgx-02  0000:a3:00.0  10de:20b0  Gen4 x16  h2d_ce  21.30        25.70"));
   EXPECT_THAT(run.out, HasSubstr("pcieval fleet fail: 4 nodes, 3 pass, 1 fail (hgx-03); 2 outlier GPUs"));

@@ -171,6 +171,22 @@ TEST(PathSettingsRules, PathProgrammedAt128WhereEveryEndSupports256Warns) {
   EXPECT_TRUE(with_code(judged.verdicts, ReasonCode::kPayloadAbovePort).empty());
 }
 
+TEST(PathSettingsRules, AnUnreadEndLeavesWhatThePathSupportsUnknown) {
+  // The ports of an HGX A100 support 512 and run 256, the GPUs support 256:
+  // with a GPU's own settings not read (its config read hung), 256 on the
+  // ports is not "below what every end supports", it is what the GPU allows.
+  Evidence evidence = hgx_a100(0);
+  for (DeviceRecord& device : evidence.devices) {
+    for (PortLinkReading* end : ends_of(device)) {
+      if (settings(*end).max_payload_supported_bytes != 256) settings(*end).max_payload_supported_bytes = 512;
+    }
+    device.path.front().downstream_end.settings = make_error("config did not return within 5 s");
+  }
+  const RuleJudgement judged = judge_path_settings(evidence, ThresholdProfile{});
+  EXPECT_TRUE(with_code(judged.verdicts, ReasonCode::kPayloadBelowSupported).empty());
+  EXPECT_TRUE(with_code(judged.verdicts, ReasonCode::kPathSettingsAsExpected).empty());
+}
+
 TEST(PathSettingsRules, AspmL1OnAGpuLinkWarns) {
   Evidence evidence = two_socket_h100();
   settings(evidence.devices[0].path[0].downstream_end).aspm = AspmControl::kL1;
