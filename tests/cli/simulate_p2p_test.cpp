@@ -140,9 +140,41 @@ TEST_F(SimulateP2p, AHealthyHgxCopiesEveryPairAtItsLinksAndStillPasses) {
 }
 
 TEST_F(SimulateP2p, AcsRedirectOnOneSwitchMakesItsPairSlowAndLeavesTheOtherSwitchPairsAtTheirLinks) {
-  static_cast<void>(simulate("hgx_a100_8gpu_acs_redirect",
-                             {{"no_peer_access", Json::parse(R"([["0000:03:00.0", "0000:a4:00.0"]])")}}));
+  const CliRun run = simulate("hgx_a100_8gpu_acs_redirect",
+                              {{"no_peer_access", Json::parse(R"([["0000:03:00.0", "0000:a4:00.0"]])")}});
   ASSERT_FALSE(document_.is_discarded());
+  // The verdicts: the redirecting ports named from config space, and the
+  // pair's copies low against its own links and slower than staged; every
+  // other switch pair passes; the pair without peer access is no fault (it
+  // crosses the root complex anyway).
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  std::multimap<std::string, std::string> verdicts;
+  for (const Json& v : document_["verdicts"]) {
+    verdicts.emplace(v["subject"].get<std::string>(),
+                     v["status"].get<std::string>() + " " + v["code"].get<std::string>());
+    if (v["code"] == "acs_redirects_peer_traffic") {
+      EXPECT_THAT(v["reason"].get<std::string>(), HasSubstr("0000:82:00.0"));
+      EXPECT_THAT(v["remediation"].get<std::string>(), HasSubstr("setpci -s 0000:82:00.0 ECAP_ACS+0x6.w=0000"));
+    }
+  }
+  const auto codes_of = [&verdicts](const std::string& subject) {
+    std::vector<std::string> codes;
+    for (auto [it, end] = verdicts.equal_range(subject); it != end; ++it) codes.push_back(it->second);
+    return codes;
+  };
+  for (const char* gpu : {"0000:83:00.0", "0000:84:00.0"}) {
+    EXPECT_THAT(codes_of(gpu), ::testing::Contains("misconfigured acs_redirects_peer_traffic")) << gpu;
+  }
+  for (const auto& subject : {pair("0000:83:00.0", "0000:84:00.0"), pair("0000:84:00.0", "0000:83:00.0")}) {
+    EXPECT_THAT(codes_of(subject), ::testing::UnorderedElementsAre("misconfigured peer_slower_than_host_staged",
+                                                                   "bandwidth_low peer_bandwidth_below_budget"))
+        << subject;
+  }
+  for (const auto& subject : {pair("0000:03:00.0", "0000:04:00.0"), pair("0000:a4:00.0", "0000:a3:00.0")}) {
+    EXPECT_THAT(codes_of(subject), ::testing::ElementsAre("pass peer_bandwidth_at_budget")) << subject;
+  }
+  EXPECT_TRUE(codes_of(pair("0000:03:00.0", "0000:a4:00.0")).empty());
+  EXPECT_THAT(codes_of("0000:03:00.0"), ::testing::Contains("pass path_settings_as_expected"));
   const auto writes = measured("p2p_write_ce");
   const auto median = [&writes](const std::string& from, const std::string& to, const char* aggregation = "alone") {
     const auto found = writes.find({pair(from, to), aggregation});
