@@ -226,15 +226,27 @@ std::string budget_text(const Measurement& measurement, std::span<const Bandwidt
   return "";
 }
 
+// A peer pair's copies one way and both ways at once share a probe key and a
+// subject: the direction cell tells them apart ("d2d both": this direction
+// while the reverse ran; "d2d sum": both directions' bytes over their time,
+// as p2pBandwidthLatencyTest prints them).
+std::string direction_text(const Measurement& m) {
+  std::string text(to_string(m.direction));
+  if (m.direction != Direction::kDeviceToDevice) return text;
+  if (m.aggregation == Aggregation::kWithReverse) text += " both";
+  if (m.aggregation == Aggregation::kTotalOverWallTime) text += " sum";
+  return text;
+}
+
 std::string measurements_table(const std::vector<Measurement>& measurements, std::span<const BandwidthBudget> budgets) {
   std::vector<Row> rows;
   rows.push_back({"PROBE", "SUBJECT", "DIR", "SIZE", "MEDIAN GB/s", "MIN", "MAX", "CV %", "HOST NUMA", "BUDGET"});
   for (const Measurement& m : measurements) {
     if (m.probe == kSweepProbeKey) continue;
-    rows.push_back({m.probe, m.subject, std::string(to_string(m.direction)),
-                    binary_size_text(static_cast<double>(m.size_bytes)), fixed_text(m.stats.median_gbps, 2),
-                    fixed_text(m.stats.min_gbps, 2), fixed_text(m.stats.max_gbps, 2), fixed_text(m.stats.cv * 100, 1),
-                    host_numa_text(m), budget_text(m, budgets)});
+    rows.push_back({m.probe, m.subject, direction_text(m), binary_size_text(static_cast<double>(m.size_bytes)),
+                    fixed_text(m.stats.median_gbps, 2), fixed_text(m.stats.min_gbps, 2),
+                    fixed_text(m.stats.max_gbps, 2), fixed_text(m.stats.cv * 100, 1), host_numa_text(m),
+                    budget_text(m, budgets)});
   }
   if (rows.size() == 1) return "";
   const Align l = Align::kLeft;

@@ -357,11 +357,15 @@ RuleJudgement judge_peers(const Evidence& evidence, const ThresholdProfile& prof
   }
   std::vector<std::string> unavailable_elsewhere;
   for (const auto& [key, statuses] : unavailable) {
-    std::string what;
+    // Both ways of a pair usually answer alike: each answer once.
+    std::vector<std::string> answers;
     for (const PeerStatus* status : statuses) {
-      what += (what.empty() ? "" : ", ") + std::string(to_string(status->capability)) + ": " + status->status + " (" +
-              status->source + ")";
+      std::string answer =
+          std::string(to_string(status->capability)) + ": " + status->status + " (" + status->source + ")";
+      if (std::find(answers.begin(), answers.end(), answer) == answers.end()) answers.push_back(std::move(answer));
     }
+    std::string what;
+    for (const std::string& answer : answers) what += (what.empty() ? "" : ", ") + answer;
     const DeviceRecord* a = find_device(evidence, statuses.front()->gpu);
     const DeviceRecord* b = find_device(evidence, statuses.front()->peer);
     const PairRoute route = a != nullptr && b != nullptr ? route_between(*a, *b) : PairRoute{};

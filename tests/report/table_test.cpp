@@ -292,6 +292,26 @@ TEST_F(ProbeSectionsTest, HumanSizesAndNumaPlacement) {
   EXPECT_EQ(rows["unrecorded"][8], "-");
 }
 
+TEST_F(ProbeSectionsTest, APeerPairsOneWayAndBothWaysRowsAreToldApart) {
+  Results results = results_;
+  Measurement m = results.evidence.measurements[0];
+  results.evidence.measurements.clear();
+  m.probe = "p2p_write_ce";
+  m.subject = "0000:17:00.0->0000:ca:00.0";
+  m.direction = Direction::kDeviceToDevice;
+  for (const Aggregation aggregation :
+       {Aggregation::kAlone, Aggregation::kWithReverse, Aggregation::kTotalOverWallTime}) {
+    m.aggregation = aggregation;
+    results.evidence.measurements.push_back(m);
+  }
+  std::vector<std::string> directions;
+  for (const auto& line : lines_of(render_check_table(results))) {
+    const auto cells = cells_of(line);
+    if (cells.size() >= 9 && cells[0] == "p2p_write_ce") directions.push_back(cells[2]);
+  }
+  EXPECT_EQ(directions, (std::vector<std::string>{"d2d", "d2d both", "d2d sum"}));
+}
+
 TEST_F(ProbeSectionsTest, SweepCurvesAreOneLinePerSubjectAndDirectionSmallestFirst) {
   Results results = results_;
   Measurement d2h = results.evidence.measurements[1];
