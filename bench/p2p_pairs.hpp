@@ -32,8 +32,8 @@ struct P2pPairPlan {
 // complex). GPUs whose path is unknown pair with none in a sample.
 [[nodiscard]] P2pPairPlan plan_p2p_pairs(const Evidence& evidence);
 
-// "0000:17:00.0->0000:18:00.0": a p2p measurement's subject, the GPU that
-// runs the copy first.
+// "0000:17:00.0->0000:18:00.0": a pair named source first; a measurement's
+// subject follows its bytes (a read's peer first), its gpus the initiator.
 [[nodiscard]] std::string p2p_subject(const PciAddress& initiator, const PciAddress& peer);
 
 }  // namespace pcieval

@@ -141,8 +141,11 @@ class P2pProbe final : public Probe {
                              Aggregation aggregation, std::vector<double> trials_gbps) const {
     // No host buffer: the host-memory fields keep their defaults (a staged
     // copy goes through the driver's own pinned buffers), NUMA unknown.
+    // The subject's arrow is the way the bytes went, whoever moved them: a
+    // read's data comes from the peer, as the capture readers name it too.
+    const bool read = spec_.transfer == PeerTransfer::kRead;
     return verified_measurement({spec_.key,
-                                 p2p_subject(from.address, to.address),
+                                 read ? p2p_subject(to.address, from.address) : p2p_subject(from.address, to.address),
                                  {from.address, to.address},
                                  Direction::kDeviceToDevice,
                                  spec_.method,

@@ -26,7 +26,8 @@ enum class Direction {
   kAllReduce,
   // "d2d" (schema 1.7): one GPU's memory to another's over PCIe, peer to peer;
   // gpus[0] is the GPU whose engine or SMs moved the bytes, gpus[1] its peer;
-  // the probe key says whether gpus[0] wrote to the peer or read from it.
+  // the probe key says whether gpus[0] wrote to the peer or read from it, and
+  // the subject "A->B" the way the bytes went (a read's peer first).
   kDeviceToDevice,
 };
 

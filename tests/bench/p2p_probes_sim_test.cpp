@@ -75,7 +75,10 @@ TEST_F(P2pProbesOnSimulatedNode, EveryP2pProbeCopiesThePairEachWayAndBothWaysVer
       EXPECT_EQ(m.method, expected.at(key).first) << key;
       EXPECT_TRUE(m.verified);
       ASSERT_EQ(m.gpus.size(), 2U);
-      EXPECT_EQ(m.subject, to_string(m.gpus[0]) + "->" + to_string(m.gpus[1]));
+      // The arrow follows the bytes: a read's come from the peer, gpus[1].
+      const bool read = key.find("read") != std::string::npos;
+      EXPECT_EQ(m.subject, read ? to_string(m.gpus[1]) + "->" + to_string(m.gpus[0])
+                                : to_string(m.gpus[0]) + "->" + to_string(m.gpus[1]));
       if (key == "p2p_write_ce" && direct_gbps == 0) {
         direct_gbps = m.stats.median_gbps;
         EXPECT_GT(direct_gbps, 20.0);
